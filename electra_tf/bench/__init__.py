@@ -1,0 +1,1 @@
+"""Benchmarks that print JSON: `python -m electra_tf.bench step ...` (see `step.py`)."""

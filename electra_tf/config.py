@@ -1,0 +1,470 @@
+"""Typed, frozen configuration for pre-training, with recipes and overrides.
+
+A run is described by one `ElectraConfig`, made of four sections:
+
+- `model`: the discriminator's sizes and how the generator derives from them;
+- `objective`: masking, sampling and loss weights (the ELECTRA math);
+- `data`: where the packed examples are and the special token ids;
+- `train`: optimizer, schedule, distribution and checkpointing.
+
+Configs are plain frozen dataclasses: `to_dict()` / `from_dict()` round-trip
+through JSON, `override("train.learning_rate=1e-4")` returns a new config, and
+a recipe (`recipes/pretrain/<name>.toml`) is a partial dict applied on top of
+the defaults. Unknown keys and wrong types fail with one sentence naming the
+key. Every checkpoint stores the `ElectraConfig` that made it as JSON.
+
+Example:
+
+>>> config = load_recipe("tiny").override("train.learning_rate=1e-3")
+>>> config.train.learning_rate
+0.001
+>>> ElectraConfig.from_dict(config.to_dict()) == config
+True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import tomllib
+import types
+import typing
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "ConfigError",
+    "EncoderConfig",
+    "ModelConfig",
+    "ObjectiveConfig",
+    "DataConfig",
+    "TrainConfig",
+    "ElectraConfig",
+    "load_recipe",
+    "list_recipes",
+]
+
+
+class ConfigError(ValueError):
+    """A configuration value or key that cannot be used, named in the message."""
+
+
+WEIGHT_TYING = ("none", "embeddings", "all")
+STRATEGIES = ("default", "mirrored", "multi_worker", "tpu")
+PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
+
+
+@dataclasses.dataclass(frozen=True)
+class EncoderConfig:
+    """Sizes of one Transformer encoder (the generator's or the discriminator's)."""
+
+    vocabulary_size: int
+    num_layers: int
+    hidden_dim: int
+    embedding_dim: int
+    num_heads: int
+    intermediate_dim: int
+    max_sequence_length: int
+    num_segments: int
+    dropout: float
+    initializer_range: float
+    layer_norm_epsilon: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelConfig:
+    """The discriminator's sizes; the generator is derived from them.
+
+    Defaults are ELECTRA-Small (paper Table 6, reference `configure_pretraining.py`).
+    """
+
+    vocabulary_size: int = 30522  # BERT uncased WordPiece
+    num_layers: int = 12
+    hidden_dim: int = 256
+    embedding_dim: int = 128  # < hidden_dim adds a dense `embeddings_project`
+    num_heads: int = 4
+    intermediate_dim: int = 1024
+    max_sequence_length: int = 512  # rows of the position table, not the training length
+    num_segments: int = 2
+    dropout: float = 0.1  # hidden and attention-probability dropout
+    initializer_range: float = 0.02  # std of the truncated-normal init
+    layer_norm_epsilon: float = 1e-12
+    # Generator: hidden = round(hidden_dim * fraction), FFN = 4 * hidden,
+    # heads = max(1, hidden // 64), layers = round(num_layers * layers fraction).
+    generator_size_fraction: float = 0.25  # paper: 1/4 small and large, 1/3 base
+    generator_layers_fraction: float = 1.0
+    # "embeddings": generator and discriminator share the embedding block (paper default);
+    # "none": separate blocks; "all": the generator is the discriminator's encoder
+    # (needs generator_size_fraction = 1 and generator_layers_fraction = 1).
+    weight_tying: str = "embeddings"
+
+    def __post_init__(self):
+        for name in (
+            "vocabulary_size",
+            "num_layers",
+            "hidden_dim",
+            "embedding_dim",
+            "num_heads",
+            "intermediate_dim",
+            "max_sequence_length",
+            "num_segments",
+        ):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"model.{name} must be at least 1, got {getattr(self, name)}.")
+        if self.hidden_dim % self.num_heads:
+            raise ConfigError(
+                f"model.hidden_dim ({self.hidden_dim}) must be divisible by model.num_heads "
+                f"({self.num_heads})."
+            )
+        if not 0.0 <= self.dropout < 1.0:
+            raise ConfigError(f"model.dropout must be in [0, 1), got {self.dropout}.")
+        for name in ("generator_size_fraction", "generator_layers_fraction"):
+            value = getattr(self, name)
+            if not 0.0 < value <= 1.0:
+                raise ConfigError(f"model.{name} must be in (0, 1], got {value}.")
+        if self.weight_tying not in WEIGHT_TYING:
+            raise ConfigError(
+                f"model.weight_tying must be one of {', '.join(WEIGHT_TYING)}, "
+                f"got {self.weight_tying!r}."
+            )
+        if self.weight_tying == "all" and (
+            self.generator_size_fraction != 1.0 or self.generator_layers_fraction != 1.0
+        ):
+            raise ConfigError(
+                "model.weight_tying = 'all' needs a generator as large as the discriminator: "
+                "set model.generator_size_fraction=1.0 and model.generator_layers_fraction=1.0."
+            )
+
+    def discriminator(self) -> EncoderConfig:
+        """The discriminator encoder's sizes."""
+        return EncoderConfig(
+            vocabulary_size=self.vocabulary_size,
+            num_layers=self.num_layers,
+            hidden_dim=self.hidden_dim,
+            embedding_dim=self.embedding_dim,
+            num_heads=self.num_heads,
+            intermediate_dim=self.intermediate_dim,
+            max_sequence_length=self.max_sequence_length,
+            num_segments=self.num_segments,
+            dropout=self.dropout,
+            initializer_range=self.initializer_range,
+            layer_norm_epsilon=self.layer_norm_epsilon,
+        )
+
+    def generator(self) -> EncoderConfig:
+        """The generator encoder's sizes, derived as in the reference code."""
+        if self.generator_size_fraction == 1.0:
+            hidden, heads, ffn = self.hidden_dim, self.num_heads, self.intermediate_dim
+        else:
+            hidden = max(1, int(round(self.hidden_dim * self.generator_size_fraction)))
+            heads = max(1, hidden // 64)
+            ffn = 4 * hidden
+        layers = max(1, int(round(self.num_layers * self.generator_layers_fraction)))
+        return dataclasses.replace(
+            self.discriminator(),
+            num_layers=layers,
+            hidden_dim=hidden,
+            num_heads=heads,
+            intermediate_dim=ffn,
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class ObjectiveConfig:
+    """Masking, sampling and loss weights of the pre-training objective."""
+
+    name: str = "electra"  # the objective's registered name (pretraining/objectives)
+    mask_rate: float = 0.15  # 0.25 for large
+    mask_token_rate: float = 0.85  # chosen positions shown as [MASK]; the rest keep their token
+    random_token_rate: float = 0.0  # chosen positions shown as a random token (BERT: 0.1)
+    max_predictions_per_seq: int = 0  # 0: int((mask_rate + 0.005) * sequence_length)
+    temperature: float = 1.0  # generator sampling temperature
+    disallow_correct: bool = False  # push the true token's logit down before sampling
+    mlm_weight: float = 1.0
+    discriminator_weight: float = 50.0
+
+    def __post_init__(self):
+        if not 0.0 < self.mask_rate < 1.0:
+            raise ConfigError(f"objective.mask_rate must be in (0, 1), got {self.mask_rate}.")
+        rates = self.mask_token_rate + self.random_token_rate
+        if self.mask_token_rate < 0 or self.random_token_rate < 0 or rates > 1.0 + 1e-9:
+            raise ConfigError(
+                "objective.mask_token_rate and objective.random_token_rate must be "
+                f"non-negative and sum to at most 1, got {self.mask_token_rate} and "
+                f"{self.random_token_rate}."
+            )
+        if self.temperature <= 0:
+            raise ConfigError(f"objective.temperature must be positive, got {self.temperature}.")
+        if self.max_predictions_per_seq < 0:
+            raise ConfigError("objective.max_predictions_per_seq must be 0 (derived) or positive.")
+
+    def num_predictions(self, sequence_length: int) -> int:
+        """N = max_predictions_per_seq, derived from the mask rate when 0 (19 for 128 at 0.15)."""
+        if self.max_predictions_per_seq:
+            return min(self.max_predictions_per_seq, sequence_length)
+        return max(1, int((self.mask_rate + 0.005) * sequence_length))  # as the reference
+
+
+@dataclasses.dataclass(frozen=True)
+class DataConfig:
+    """Packed pre-training examples and the vocabulary's special ids (BERT uncased defaults)."""
+
+    train_files: str = ""  # comma-separated files or globs of packed TFRecords, or a prepare dir
+    eval_files: str = ""
+    vocab_file: str = ""
+    sequence_length: int = 128
+    shuffle_block: int = 8192  # examples permuted together (exactly resumable shuffling)
+    pad_id: int = 0
+    unk_id: int = 100
+    cls_id: int = 101
+    sep_id: int = 102
+    mask_id: int = 103
+
+    def __post_init__(self):
+        if self.sequence_length < 4:
+            raise ConfigError(f"data.sequence_length must be at least 4, got {self.sequence_length}.")
+        if self.shuffle_block < 1:
+            raise ConfigError("data.shuffle_block must be at least 1.")
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainConfig:
+    """Optimizer, schedule, distribution, precision and checkpointing."""
+
+    batch_size: int = 128  # global batch, split across replicas
+    num_steps: int = 1_000_000
+    learning_rate: float = 5e-4
+    warmup_steps: int = 10_000
+    lr_decay_power: float = 1.0  # 1.0: linear decay to 0 at num_steps
+    weight_decay: float = 0.01  # decoupled; LayerNorm and bias excluded
+    adam_beta_1: float = 0.9
+    adam_beta_2: float = 0.999
+    adam_epsilon: float = 1e-6
+    clip_norm: float = 1.0  # global-norm clipping; 0 turns it off
+    bias_correction: bool = True  # False: the reference code's Adam without bias correction
+    seed: int = 1234  # masking, sampling, init and data order all derive from it
+    strategy: str = "default"  # default | mirrored | multi_worker | tpu
+    cpu_devices: int = 0  # >1 splits the CPU into logical devices (mirrored on one host)
+    tpu: str = ""  # TPU address for strategy = tpu ("" = local)
+    jit_compile: bool = False  # XLA for the generator and discriminator passes
+    mixed_precision: str = "float32"  # float32 | mixed_bfloat16 | mixed_float16
+    checkpoint_every: int = 1000
+    keep_checkpoints: int = 3
+    log_every: int = 100  # TensorBoard scalars every N steps
+    eval_steps: int = 0  # batches of data.eval_files evaluated at the end (0: none)
+    flops_budget: float = 0.0  # stop once this many training FLOPs are spent (0: num_steps)
+
+    def __post_init__(self):
+        for name in ("batch_size", "num_steps", "checkpoint_every", "keep_checkpoints", "log_every"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"train.{name} must be at least 1, got {getattr(self, name)}.")
+        if self.warmup_steps < 0:
+            raise ConfigError(f"train.warmup_steps must be >= 0, got {self.warmup_steps}.")
+        if self.learning_rate <= 0:
+            raise ConfigError(f"train.learning_rate must be positive, got {self.learning_rate}.")
+        if self.strategy not in STRATEGIES:
+            raise ConfigError(
+                f"train.strategy must be one of {', '.join(STRATEGIES)}, got {self.strategy!r}."
+            )
+        if self.mixed_precision not in PRECISIONS:
+            raise ConfigError(
+                f"train.mixed_precision must be one of {', '.join(PRECISIONS)}, "
+                f"got {self.mixed_precision!r}."
+            )
+
+
+@dataclasses.dataclass(frozen=True)
+class ElectraConfig:
+    """Everything that defines a pre-training run; saved with every checkpoint."""
+
+    model: ModelConfig = dataclasses.field(default_factory=ModelConfig)
+    objective: ObjectiveConfig = dataclasses.field(default_factory=ObjectiveConfig)
+    data: DataConfig = dataclasses.field(default_factory=DataConfig)
+    train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
+
+    def __post_init__(self):
+        if self.data.sequence_length > self.model.max_sequence_length:
+            raise ConfigError(
+                f"data.sequence_length ({self.data.sequence_length}) exceeds "
+                f"model.max_sequence_length ({self.model.max_sequence_length}); lower the first "
+                "or raise the second."
+            )
+
+    @property
+    def num_predictions(self) -> int:
+        """Masked positions per sequence (N) for this run's sequence length."""
+        return self.objective.num_predictions(self.data.sequence_length)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any], source: str = "config") -> ElectraConfig:
+        """Builds a config from a (possibly partial) nested dict over the defaults."""
+        return _apply_dict(cls(), values, source)
+
+    @classmethod
+    def from_json(cls, text: str, source: str = "config") -> ElectraConfig:
+        return cls.from_dict(json.loads(text), source)
+
+    def update(self, values: dict[str, Any], source: str = "config") -> ElectraConfig:
+        """A new config with the nested dict `values` applied on top of this one."""
+        return _apply_dict(self, values, source)
+
+    def override(self, *assignments: str) -> ElectraConfig:
+        """A new config with dotted `section.key=value` assignments applied.
+
+        Values are parsed by the field's type; an unknown key or a value of
+        the wrong type raises `ConfigError` naming the key.
+        """
+        values: dict[str, dict[str, Any]] = {}
+        for assignment in assignments:
+            key, sep, raw = assignment.partition("=")
+            key = key.strip()
+            if not sep or "." not in key:
+                raise ConfigError(
+                    f"Override {assignment!r} is not of the form section.key=value "
+                    "(for example train.learning_rate=1e-4)."
+                )
+            section, _, name = key.partition(".")
+            field_type = _field_type(self, section, name, key)
+            values.setdefault(section, {})[name] = _parse_text(raw.strip(), field_type, key)
+        return _apply_dict(self, values, "override")
+
+
+def _section_types(config: ElectraConfig) -> dict[str, type]:
+    return {f.name: type(getattr(config, f.name)) for f in dataclasses.fields(config)}
+
+
+def _field_type(config: ElectraConfig, section: str, name: str, key: str):
+    sections = _section_types(config)
+    if section not in sections:
+        raise ConfigError(
+            f"Unknown config key {key!r}: there is no section {section!r} "
+            f"(sections: {', '.join(sections)})."
+        )
+    hints = typing.get_type_hints(sections[section])
+    if name not in hints:
+        raise ConfigError(
+            f"Unknown config key {key!r}: {section} has no field {name!r} "
+            f"(fields: {', '.join(hints)})."
+        )
+    return hints[name]
+
+
+def _apply_dict(config: ElectraConfig, values: dict[str, Any], source: str) -> ElectraConfig:
+    if not isinstance(values, dict):
+        raise ConfigError(f"{source}: expected a table of sections, got {type(values).__name__}.")
+    sections = _section_types(config)
+    changes = {}
+    for section, entries in values.items():
+        if section not in sections:
+            raise ConfigError(
+                f"{source}: unknown config section {section!r} (sections: {', '.join(sections)})."
+            )
+        if not isinstance(entries, dict):
+            raise ConfigError(f"{source}: {section} must be a table of keys.")
+        current = getattr(config, section)
+        hints = typing.get_type_hints(type(current))
+        fields = {}
+        for name, value in entries.items():
+            key = f"{section}.{name}"
+            if name not in hints:
+                raise ConfigError(
+                    f"{source}: unknown config key {key!r} ({section} fields: {', '.join(hints)})."
+                )
+            fields[name] = _check_value(value, hints[name], key, source)
+        changes[section] = dataclasses.replace(current, **fields)
+    return dataclasses.replace(config, **changes)
+
+
+def _check_value(value: Any, field_type: Any, key: str, source: str) -> Any:
+    base = _base_type(field_type)
+    if base is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if base is int and isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    if not isinstance(value, base) or (base is int and isinstance(value, bool)):
+        raise ConfigError(
+            f"{source}: {key} expects {base.__name__}, got {value!r} ({type(value).__name__})."
+        )
+    return value
+
+
+def _base_type(field_type: Any) -> type:
+    if isinstance(field_type, types.UnionType) or typing.get_origin(field_type) is typing.Union:
+        args = [a for a in typing.get_args(field_type) if a is not type(None)]
+        return args[0]
+    return field_type
+
+
+def _parse_text(raw: str, field_type: Any, key: str) -> Any:
+    base = _base_type(field_type)
+    try:
+        if base is bool:
+            lowered = raw.lower()
+            if lowered in ("true", "1", "yes", "on"):
+                return True
+            if lowered in ("false", "0", "no", "off"):
+                return False
+            raise ValueError(raw)
+        if base is int:
+            number = float(raw.replace("_", ""))
+            if not number.is_integer():
+                raise ValueError(raw)
+            return int(number)
+        if base is float:
+            return float(raw.replace("_", ""))
+    except ValueError:
+        raise ConfigError(f"Config key {key} expects {base.__name__}, got {raw!r}.") from None
+    return raw
+
+
+# Recipes -------------------------------------------------------------------------------------
+
+
+def _recipes_root() -> Path:
+    from importlib import resources
+
+    return Path(str(resources.files("electra_tf.recipes")))
+
+
+def list_recipes(kind: str = "pretrain") -> list[str]:
+    """Names of the recipes shipped in `recipes/<kind>/`."""
+    folder = _recipes_root() / kind
+    return sorted(p.stem for p in folder.glob("*.toml"))
+
+
+def read_recipe_file(name_or_path: str | Path, kind: str = "pretrain") -> tuple[dict, str]:
+    """The raw dict of a recipe, by shipped name or by path to a TOML file."""
+    path = Path(name_or_path)
+    if path.suffix != ".toml" or not path.exists():
+        shipped = _recipes_root() / kind / f"{name_or_path}.toml"
+        if not shipped.exists():
+            if path.suffix == ".toml":
+                raise ConfigError(f"Recipe file {path} does not exist.")
+            raise ConfigError(
+                f"Unknown {kind} recipe {str(name_or_path)!r}: choose one of "
+                f"{', '.join(list_recipes(kind))} or give a path to a .toml file."
+            )
+        path = shipped
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8")), str(path)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"Recipe {path} is not valid TOML: {error}.") from None
+
+
+def load_recipe(name_or_path: str | Path = "small") -> ElectraConfig:
+    """The pre-training config of a named recipe (tiny, small, base, large) or a TOML file.
+
+    A recipe is a partial config: the tables it gives override the defaults
+    (which are ELECTRA-Small's).
+    """
+    values, source = read_recipe_file(name_or_path, "pretrain")
+    return ElectraConfig.from_dict(values, source)

@@ -1,0 +1,77 @@
+"""The generator: a small masked language model whose output layer is the word table."""
+
+from __future__ import annotations
+
+import keras
+import keras_hub
+
+from electra_tf.models.encoder import ElectraEncoder
+
+
+@keras.saving.register_keras_serializable(package="electra_tf")
+class ElectraGenerator(keras.Model):
+    """An `ElectraEncoder` and an MLM head that scores the vocabulary at masked positions only.
+
+    The head is keras-hub's `MaskedLMHead`: it gathers the masked positions
+    first, then applies dense(E, gelu), LayerNorm and the word-embedding table
+    transposed plus an output bias (the reference's `generator_predictions`),
+    so vocabulary logits are computed for N positions, not S.
+
+    Args:
+        encoder: the `ElectraEncoder` (with shared embeddings when tied), or
+            None to build one from `encoder_kwargs`.
+        **kwargs: sizes for a new encoder (see `ElectraEncoder`), then `name`, `dtype`.
+
+    Call arguments:
+        inputs: dict with `token_ids`, `segment_ids`, `padding_mask` `[B, S]`
+            and `mask_positions` int `[B, N]`.
+        training: bool.
+
+    Returns:
+        `[B, N, V]` logits.
+
+    Example:
+
+    >>> generator = ElectraGenerator(vocabulary_size=20, num_layers=1, hidden_dim=4,
+    ...     embedding_dim=8, num_heads=1, intermediate_dim=16, max_sequence_length=8)
+    >>> ids = np.array([[1, 5, 6, 2]], "int32")
+    >>> logits = generator({"token_ids": ids, "segment_ids": 0 * ids,
+    ...                     "padding_mask": ids > 0, "mask_positions": np.array([[1, 2]])})
+    >>> tuple(logits.shape)
+    (1, 2, 20)
+    """
+
+    def __init__(self, encoder=None, name="generator", dtype=None, **encoder_kwargs):
+        super().__init__(name=name, dtype=dtype)
+        if encoder is None:
+            encoder = ElectraEncoder(dtype=self.dtype_policy, name="encoder", **encoder_kwargs)
+        self.encoder = encoder
+        self.mlm_head = keras_hub.layers.MaskedLMHead(
+            token_embedding=encoder.embeddings.token_embedding,
+            intermediate_activation="gelu",
+            layer_norm_epsilon=encoder.layer_norm_epsilon,
+            kernel_initializer=keras.initializers.TruncatedNormal(
+                stddev=encoder.initializer_range
+            ),
+            dtype=self.dtype_policy,
+            name="generator_predictions",
+        )
+
+    def build(self, input_shape=None):
+        if not self.encoder.built:
+            self.encoder.build()
+        self.mlm_head.build((None, None, self.encoder.hidden_dim), (None, None))
+        self.built = True
+
+    def call(self, inputs, training=None):
+        sequence = self.encoder(inputs, training=training)  # [B, S, H]
+        return self.mlm_head(sequence, mask_positions=inputs["mask_positions"])  # [B, N, V]
+
+    def get_config(self):
+        return {**self.encoder.get_config(), "name": self.name}
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config.pop("dtype", None)
+        return cls(**config)

@@ -1,0 +1,1 @@
+"""Pre-training: the pretrainer model, its objectives, the optimizer, callbacks and the run."""

@@ -1,0 +1,196 @@
+"""The one optimizer of ELECTRA: AdamW with the reference's schedule.
+
+- `WarmupLinearDecay`: lr * (1 - step / total) ** power * min(1, step / warmup),
+  the reference's `polynomial_decay` times its warmup factor (0 at step 0).
+- `ElectraAdamW`: Keras AdamW (decoupled decay, scaled by the learning rate)
+  with three changes: it sums gradients across replicas *before* clipping, so
+  global-norm clipping sees the global gradient (Keras clips each replica's
+  partial gradient); LayerNorm parameters and biases are excluded from weight
+  decay; and `bias_correction=False` gives the reference's Adam without bias
+  correction.
+- `build_optimizer(train_config)`: the above from a `TrainConfig`.
+"""
+
+from __future__ import annotations
+
+import keras
+import tensorflow as tf
+from keras import ops
+
+__all__ = ["WarmupLinearDecay", "ElectraAdamW", "build_optimizer", "NO_DECAY_PATTERNS"]
+
+# Variable names (Keras: LayerNormalization gamma/beta, Dense/Embedding bias, the
+# MLM head's output_bias) that get no weight decay, as in the reference.
+NO_DECAY_PATTERNS = ("gamma", "beta", "bias")
+
+
+@keras.saving.register_keras_serializable(package="electra_tf")
+class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
+    """Linear warmup times polynomial decay to zero, as in the reference code.
+
+    rate(step) = peak * (1 - min(step, total) / total) ** power * min(1, step / warmup)
+
+    Args:
+        peak_learning_rate: float.
+        total_steps: int, where the rate reaches 0.
+        warmup_steps: int; 0 means no warmup factor.
+        power: float, 1.0 for linear decay.
+
+    Example:
+
+    >>> schedule = WarmupLinearDecay(1e-3, total_steps=100, warmup_steps=10)
+    >>> [round(float(schedule(s)), 6) for s in (0, 5, 10, 55, 100)]
+    [0.0, 0.000475, 0.0009, 0.00045, 0.0]
+    """
+
+    def __init__(self, peak_learning_rate, total_steps, warmup_steps=0, power=1.0):
+        self.peak_learning_rate = float(peak_learning_rate)
+        self.total_steps = int(total_steps)
+        self.warmup_steps = int(warmup_steps)
+        self.power = float(power)
+
+    def __call__(self, step):
+        step = ops.cast(step, "float32")
+        progress = ops.minimum(step, float(self.total_steps)) / float(max(1, self.total_steps))
+        rate = self.peak_learning_rate * ops.power(1.0 - progress, self.power)
+        if self.warmup_steps > 0:
+            rate = rate * ops.minimum(1.0, step / float(self.warmup_steps))
+        return rate
+
+    def get_config(self):
+        return {
+            "peak_learning_rate": self.peak_learning_rate,
+            "total_steps": self.total_steps,
+            "warmup_steps": self.warmup_steps,
+            "power": self.power,
+        }
+
+
+@keras.saving.register_keras_serializable(package="electra_tf")
+class ElectraAdamW(keras.optimizers.AdamW):
+    """AdamW that reduces across replicas before clipping; optional bias correction.
+
+    Args:
+        learning_rate: float or schedule.
+        weight_decay: float, decoupled (variable -= lr * weight_decay * variable).
+        beta_1, beta_2, epsilon: Adam's (ELECTRA: 0.9, 0.999, 1e-6).
+        clip_norm: float, clip the *global* gradient to this norm; 0 or None: off.
+        bias_correction: False reproduces the reference's AdamWeightDecayOptimizer.
+        no_decay_patterns: variable-name substrings excluded from weight decay.
+        **kwargs: passed to `keras.optimizers.AdamW` (but not `global_clipnorm`).
+
+    Example:
+
+    >>> optimizer = ElectraAdamW(learning_rate=0.1, weight_decay=0.0, clip_norm=1.0)
+    >>> w = keras.Variable([3.0, 4.0], name="kernel")
+    >>> optimizer.apply([tf.constant([30.0, 40.0])], [w])  # clipped to norm 1
+    >>> [round(float(x), 4) for x in w.numpy()]
+    [2.9, 3.9]
+    """
+
+    def __init__(
+        self,
+        learning_rate=1e-3,
+        weight_decay=0.01,
+        beta_1=0.9,
+        beta_2=0.999,
+        epsilon=1e-6,
+        clip_norm=1.0,
+        bias_correction=True,
+        no_decay_patterns=NO_DECAY_PATTERNS,
+        name="electra_adamw",
+        **kwargs,
+    ):
+        if kwargs.get("global_clipnorm") or kwargs.get("clipnorm"):
+            raise ValueError("Use clip_norm: ElectraAdamW clips the global gradient itself.")
+        super().__init__(
+            learning_rate=learning_rate,
+            weight_decay=weight_decay,
+            beta_1=beta_1,
+            beta_2=beta_2,
+            epsilon=epsilon,
+            name=name,
+            **kwargs,
+        )
+        self.clip_norm = float(clip_norm or 0.0)
+        self.bias_correction = bool(bias_correction)
+        self.no_decay_patterns = tuple(no_decay_patterns)
+        if self.no_decay_patterns:
+            self.exclude_from_weight_decay(var_names=list(self.no_decay_patterns))
+
+    def apply(self, grads, trainable_variables=None):
+        grads = [
+            None if g is None else tf.convert_to_tensor(g)  # IndexedSlices -> dense
+            for g in grads
+        ]
+        context = tf.distribute.get_replica_context()
+        if context is not None and context.num_replicas_in_sync > 1:
+            present = [g for g in grads if g is not None]
+            reduced = iter(context.all_reduce(tf.distribute.ReduceOp.SUM, present))
+            grads = [None if g is None else next(reduced) for g in grads]
+        if self.clip_norm > 0:
+            present = [g for g in grads if g is not None]
+            clipped, _ = tf.clip_by_global_norm(present, self.clip_norm)
+            clipped = iter(clipped)
+            grads = [None if g is None else next(clipped) for g in grads]
+        return super().apply(grads, trainable_variables)
+
+    def _all_reduce_sum_gradients(self, grads_and_vars):
+        # `apply` has already summed the gradients across replicas.
+        return list(grads_and_vars)
+
+    def update_step(self, gradient, variable, learning_rate):
+        if self.bias_correction:
+            return super().update_step(gradient, variable, learning_rate)
+        lr = ops.cast(learning_rate, variable.dtype)
+        gradient = ops.cast(gradient, variable.dtype)
+        index = self._get_variable_index(variable)
+        m, v = self._momentums[index], self._velocities[index]
+        self.assign_add(m, ops.multiply(ops.subtract(gradient, m), 1 - self.beta_1))
+        self.assign_add(v, ops.multiply(ops.subtract(ops.square(gradient), v), 1 - self.beta_2))
+        self.assign_sub(variable, ops.divide(ops.multiply(m, lr), ops.add(ops.sqrt(v), self.epsilon)))
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "clip_norm": self.clip_norm,
+                "bias_correction": self.bias_correction,
+                "no_decay_patterns": list(self.no_decay_patterns),
+            }
+        )
+        return config
+
+
+class _ReplicaSafeLossScaleOptimizer(keras.optimizers.LossScaleOptimizer):
+    """Keras's dynamic loss scaling with the finiteness check agreed across replicas."""
+
+    def check_finite(self, grads):
+        finite = super().check_finite(grads)
+        context = tf.distribute.get_replica_context()
+        if context is not None and context.num_replicas_in_sync > 1:
+            bad = context.all_reduce(tf.distribute.ReduceOp.SUM, 1.0 - tf.cast(finite, tf.float32))
+            finite = tf.equal(bad, 0.0)
+        return finite
+
+
+def build_optimizer(train, mixed_precision: str = "float32", num_steps: int | None = None):
+    """The ELECTRA optimizer for a `TrainConfig`; loss-scaled under mixed_float16."""
+    schedule = WarmupLinearDecay(
+        train.learning_rate,
+        total_steps=num_steps or train.num_steps,
+        warmup_steps=train.warmup_steps,
+        power=train.lr_decay_power,
+    )
+    optimizer = ElectraAdamW(
+        learning_rate=schedule,
+        weight_decay=train.weight_decay,
+        beta_1=train.adam_beta_1,
+        beta_2=train.adam_beta_2,
+        epsilon=train.adam_epsilon,
+        clip_norm=train.clip_norm,
+        bias_correction=train.bias_correction,
+    )
+    if mixed_precision == "mixed_float16":
+        optimizer = _ReplicaSafeLossScaleOptimizer(optimizer)
+    return optimizer

@@ -1,0 +1,17 @@
+"""Test session setup: quiet TensorFlow, two logical CPU devices for the strategy tests."""
+
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
+sys.path.insert(0, os.path.dirname(__file__))
+
+import tensorflow as tf  # noqa: E402
+
+# MirroredStrategy tests need two replicas on this CPU; logical devices must be
+# configured before TensorFlow initializes its devices, i.e. before any test runs.
+_cpus = tf.config.list_physical_devices("CPU")
+tf.config.set_logical_device_configuration(
+    _cpus[0], [tf.config.LogicalDeviceConfiguration(), tf.config.LogicalDeviceConfiguration()]
+)

@@ -1,0 +1,89 @@
+"""Shared helpers for the tests: tiny configs and structured packed data written to disk."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from electra_tf.config import load_recipe
+
+VOCAB = 64  # ids 0..4 are [PAD] [UNK] [CLS] [SEP] [MASK]; 5..63 are "words"
+SPECIAL = {"pad": 0, "unk": 1, "cls": 2, "sep": 3, "mask": 4}
+
+
+def tiny_config(*overrides, seq=16, vocab=VOCAB, layers=1):
+    """A very small ELECTRA config with this file's special ids."""
+    base = [
+        f"model.vocabulary_size={vocab}",
+        f"model.num_layers={layers}",
+        "model.hidden_dim=16",
+        "model.embedding_dim=8",
+        "model.num_heads=2",
+        "model.intermediate_dim=32",
+        "model.max_sequence_length=32",
+        "model.generator_size_fraction=0.5",
+        f"data.sequence_length={seq}",
+        "data.pad_id=0",
+        "data.unk_id=1",
+        "data.cls_id=2",
+        "data.sep_id=3",
+        "data.mask_id=4",
+        "train.batch_size=4",
+        "train.num_steps=10",
+        "train.warmup_steps=0",
+        "train.checkpoint_every=5",
+        "train.log_every=5",
+    ]
+    return load_recipe("tiny").override(*base, *overrides)
+
+
+def structured_ids(n, seq, vocab=VOCAB, seed=0, pad_some=True):
+    """Sequences with structure a tiny model learns quickly: two repeated words.
+
+    Each row is [CLS] a a ... a [SEP] b b ... b [SEP] (segment 0 then 1) for
+    random words a, b; about a third of the rows end early in padding. A masked
+    token is predictable from its neighbours, and a replaced one stands out.
+    Returns (ids, mask, segments) int64 arrays [n, seq].
+    """
+    rng = np.random.default_rng(seed)
+    ids = np.zeros((n, seq), np.int64)
+    mask = np.zeros((n, seq), np.int64)
+    segments = np.zeros((n, seq), np.int64)
+    for row in range(n):
+        length = seq if not pad_some or rng.random() < 0.7 else int(rng.integers(max(4, seq // 2), seq))
+        a, b = rng.integers(5, vocab, size=2)
+        half = (length - 3) // 2
+        tokens = [SPECIAL["cls"], *[a] * half, SPECIAL["sep"], *[b] * (length - 3 - half), SPECIAL["sep"]]
+        ids[row, :length] = tokens
+        mask[row, :length] = 1
+        segments[row, half + 2 : length] = 1
+    return ids, mask, segments
+
+
+def write_packed(folder, n=64, seq=16, vocab=VOCAB, shards=2, seed=0, manifest=True):
+    """Writes structured examples as TFRecord shards (and a manifest); returns the folder."""
+    import tensorflow as tf
+
+    from electra_tf.data.tfrecords import Manifest, serialize_example
+
+    os.makedirs(folder, exist_ok=True)
+    ids, mask, segments = structured_ids(n, seq, vocab, seed)
+    names, counts = [], []
+    for shard in range(shards):
+        name = f"shard-{shard:03d}.tfrecord"
+        rows = range(shard, n, shards)
+        with tf.io.TFRecordWriter(os.path.join(folder, name)) as writer:
+            for r in rows:
+                writer.write(serialize_example(ids[r], mask[r], segments[r]))
+        names.append(name)
+        counts.append(len(rows))
+    if manifest:
+        Manifest(
+            folder=str(folder),
+            sequence_length=seq,
+            shards=tuple(zip(names, counts)),
+            vocabulary_size=vocab,
+            special_ids=dict(SPECIAL),
+        ).write()
+    return str(folder)

@@ -1,0 +1,145 @@
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from electra_tf.pretraining.optimizer import ElectraAdamW
+from electra_tf.pretraining.pretrainer import ElectraPretrainer
+from helpers import structured_ids, tiny_config
+
+
+def _dataset(n=256, seq=16, batch=16, seed=1, repeat=True):
+    ids, mask, segments = structured_ids(n, seq, seed=seed)
+    data = {"token_ids": ids.astype("int32"), "padding_mask": mask.astype("int32"),
+            "segment_ids": segments.astype("int32")}
+    ds = tf.data.Dataset.from_tensor_slices(data)
+    if repeat:
+        ds = ds.shuffle(n, seed=0).repeat()
+    return ds.batch(batch)
+
+
+def _batch(batch=8, seq=16, seed=3):
+    ids, mask, segments = structured_ids(batch, seq, seed=seed)
+    return {"token_ids": ids.astype("int32"), "padding_mask": mask.astype("int32"),
+            "segment_ids": segments.astype("int32")}
+
+
+def test_tiny_fit_learns_a_structured_stream():
+    config = tiny_config(
+        "model.num_layers=2", "model.hidden_dim=32", "model.embedding_dim=16",
+        "model.intermediate_dim=64", "train.batch_size=16", "train.learning_rate=3e-3",
+        "train.num_steps=200", "train.warmup_steps=10",
+    )
+    keras.utils.set_random_seed(0)
+    model = ElectraPretrainer(config)
+    model.compile()
+    history = model.fit(_dataset(), steps_per_epoch=25, epochs=8, verbose=0).history
+    assert history["mlm_loss"][-1] < history["mlm_loss"][0] - 0.1
+    assert history["disc_auc"][0] < 0.56 and history["disc_auc"][-1] > 0.6
+    assert history["disc_loss"][-1] < history["disc_loss"][0]
+    # About 15% of real tokens are chosen, and few samples equal the original early on.
+    assert 0.08 < history["replaced_fraction"][-1] < 0.16
+    expected = ("loss", "mlm_loss", "mlm_accuracy", "sampled_accuracy", "disc_loss", "disc_accuracy",
+                "disc_precision", "disc_recall", "disc_auc", "replaced_fraction", "learning_rate")
+    assert set(expected) <= set(history)
+
+
+def test_total_loss_is_mlm_plus_fifty_times_discriminator():
+    model = ElectraPretrainer(tiny_config())
+    model.compile()
+    logs = model.evaluate(_dataset(repeat=False, batch=8), steps=2, return_dict=True, verbose=0)
+    assert logs["loss"] == pytest.approx(logs["mlm_loss"] + 50 * logs["disc_loss"], rel=1e-4)
+    again = model.evaluate(_dataset(repeat=False, batch=8), steps=2, return_dict=True, verbose=0)
+    assert again == logs  # evaluation draws the same masks every time
+
+
+def _one_step_weights(strategy, jit=False, config_overrides=()):
+    config = tiny_config("model.dropout=0.0", "train.batch_size=8", "train.clip_norm=0.05",
+                         "train.learning_rate=0.01", *config_overrides)
+    keras.utils.set_random_seed(7)
+    with strategy.scope():
+        model = ElectraPretrainer(config)
+        model.compile(jit_compile=jit)
+    data = tf.data.Dataset.from_tensors(_batch()).repeat(2)
+    if strategy.num_replicas_in_sync > 1:
+        data = strategy.experimental_distribute_dataset(data)
+    history = model.fit(data, steps_per_epoch=2, epochs=1, verbose=0)
+    return history.history["loss"][-1], [v.numpy() for v in model.trainable_variables]
+
+
+def test_one_and_two_replicas_make_the_same_update():
+    # Clipping is active (norm 0.05), so the test also checks that clipping sees the summed
+    # gradient, not each replica's part.
+    one_loss, one = _one_step_weights(tf.distribute.OneDeviceStrategy("/cpu:0"))
+    two_loss, two = _one_step_weights(tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]))
+    assert abs(one_loss - two_loss) <= 1e-5 * abs(one_loss)
+    assert max(float(np.max(np.abs(a - b))) for a, b in zip(one, two)) < 1e-5
+    initial = ElectraPretrainer(tiny_config("model.dropout=0.0"))  # the weights did move
+    assert len(initial.trainable_variables) == len(one)
+
+
+def test_xla_passes_match_the_graph_under_mirrored():
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    graph_loss, graph = _one_step_weights(strategy)
+    xla_loss, xla = _one_step_weights(strategy, jit=True)
+    assert xla_loss == pytest.approx(graph_loss, rel=1e-5)
+    assert max(float(np.max(np.abs(a - b))) for a, b in zip(graph, xla)) < 1e-4
+
+
+def test_same_seed_same_run_other_seed_other_run():
+    a = _one_step_weights(tf.distribute.get_strategy())[1]
+    b = _one_step_weights(tf.distribute.get_strategy())[1]
+    c = _one_step_weights(tf.distribute.get_strategy(), config_overrides=["train.seed=99"])[1]
+    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+    assert not all(np.array_equal(x, y) for x, y in zip(a, c))
+
+
+@pytest.mark.parametrize("precision", ["mixed_bfloat16", "mixed_float16"])
+def test_mixed_precision_trains_with_float32_sampling(precision):
+    model = ElectraPretrainer(tiny_config(f"train.mixed_precision={precision}"))
+    model.compile()
+    assert model.discriminator.encoder.transformer_layers[0].compute_dtype == precision.split("_")[1]
+    assert model.discriminator.encoder.embeddings.token_embedding.embeddings.dtype == "float32"
+    if precision == "mixed_float16":
+        assert isinstance(model.optimizer, keras.optimizers.LossScaleOptimizer)
+    before = [v.numpy() for v in model.trainable_variables]
+    # Float16's dynamic loss scale starts at 2^15 and halves on each overflowing step (which
+    # is skipped), so give it a few steps.
+    history = model.fit(_dataset(batch=4), steps_per_epoch=12, epochs=1, verbose=0).history
+    assert np.isfinite(history["loss"][-1])
+    moved = sum(not np.array_equal(b, v.numpy()) for b, v in zip(before, model.trainable_variables))
+    assert moved > len(before) // 2
+
+
+def test_learning_rate_log_follows_the_schedule():
+    model = ElectraPretrainer(tiny_config("train.warmup_steps=4", "train.num_steps=8",
+                                          "train.learning_rate=0.1"))
+    model.compile()
+    assert isinstance(model.optimizer, ElectraAdamW)
+    history = model.fit(_dataset(batch=4), steps_per_epoch=1, epochs=3, verbose=0).history
+    # Steps 0, 1, 2: 0.1 * (1 - s/8) * s/4.
+    np.testing.assert_allclose(history["learning_rate"], [0.0, 0.1 * 7 / 8 / 4, 0.1 * 6 / 8 / 2], rtol=1e-5)
+
+
+def test_config_and_model_serialization_round_trip(tmp_path):
+    model = ElectraPretrainer(tiny_config("model.weight_tying=none"))
+    clone = ElectraPretrainer.from_config(model.get_config())
+    assert clone.config == model.config
+    model.compile()
+    model.fit(_dataset(batch=4), steps_per_epoch=1, epochs=1, verbose=0)
+    path = str(tmp_path / "pretrainer.keras")
+    model.save(path)
+    loaded = keras.saving.load_model(path)
+    batch = _batch()
+    np.testing.assert_allclose(np.asarray(loaded(batch)), np.asarray(model(batch)), atol=1e-6)
+    assert loaded.config == model.config
+
+
+def test_from_recipe_and_a_plain_tuple_batch():
+    model = ElectraPretrainer.from_recipe("tiny", "model.num_layers=1", "model.vocabulary_size=64",
+                                          "data.sequence_length=16", "data.cls_id=2",
+                                          "data.sep_id=3", "data.mask_id=4", "train.warmup_steps=0")
+    model.compile()
+    data = tf.data.Dataset.from_tensors((_batch(), tf.zeros([8]))).repeat()
+    history = model.fit(data, steps_per_epoch=1, epochs=1, verbose=0).history
+    assert np.isfinite(history["loss"][0])

@@ -1,0 +1,56 @@
+"""Exact resume: a run killed after a checkpoint and restarted ends on the same weights."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import tensorflow as tf
+
+from helpers import write_packed
+
+STEPS, EVERY = 60, 10
+
+
+def _command(data, run):
+    return [
+        sys.executable, "-m", "electra_tf.cli", "pretrain", "--recipe", "tiny", "--data", data,
+        "--output-dir", run, "--steps", str(STEPS), "--batch-size", "16", "--verbose", "0",
+        "--set", f"train.checkpoint_every={EVERY}", "--set", "train.log_every=10",
+        "--set", "train.warmup_steps=5",
+    ]
+
+
+def _final_weights(run):
+    path = os.path.join(run, "checkpoints", f"step-{STEPS:08d}", "ckpt")
+    reader = tf.train.load_checkpoint(path)
+    names = [n for n in reader.get_variable_to_shape_map() if "OBJECT_GRAPH" not in n]
+    return {n: reader.get_tensor(n) for n in names}
+
+
+def test_killed_run_resumes_to_the_same_weights(tmp_path):
+    data = write_packed(tmp_path / "data", n=256, seq=64, shards=3)
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    straight, interrupted = str(tmp_path / "straight"), str(tmp_path / "interrupted")
+    subprocess.run(_command(data, straight), env=env, check=True, capture_output=True)
+
+    process = subprocess.Popen(_command(data, interrupted), env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    first = os.path.join(interrupted, "checkpoints", f"step-{EVERY:08d}")
+    deadline = time.time() + 300
+    while not os.path.exists(first) and time.time() < deadline and process.poll() is None:
+        time.sleep(0.02)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    saved = sorted(os.listdir(os.path.join(interrupted, "checkpoints")))
+    assert f"step-{STEPS:08d}" not in saved, "the run finished before it could be killed"
+
+    resumed = subprocess.run(_command(data, interrupted), env=env, check=True, capture_output=True,
+                             text=True)
+    assert '"resumed_from": ' in resumed.stdout and '"resumed_from": 0' not in resumed.stdout
+    a, b = _final_weights(straight), _final_weights(interrupted)
+    assert a.keys() == b.keys() and len(a) > 100
+    worst = max(float(np.max(np.abs(a[k].astype(np.float64) - b[k]))) for k in a)
+    assert worst <= 1e-6, worst
