@@ -34,6 +34,8 @@ from typing import Any
 
 __all__ = [
     "ConfigError",
+    "replace_fields",
+    "parse_assignments",
     "EncoderConfig",
     "ModelConfig",
     "ObjectiveConfig",
@@ -225,7 +227,9 @@ class DataConfig:
 
     def __post_init__(self):
         if self.sequence_length < 4:
-            raise ConfigError(f"data.sequence_length must be at least 4, got {self.sequence_length}.")
+            raise ConfigError(
+                f"data.sequence_length must be at least 4, got {self.sequence_length}."
+            )
         if self.shuffle_block < 1:
             raise ConfigError("data.shuffle_block must be at least 1.")
 
@@ -258,7 +262,13 @@ class TrainConfig:
     flops_budget: float = 0.0  # stop once this many training FLOPs are spent (0: num_steps)
 
     def __post_init__(self):
-        for name in ("batch_size", "num_steps", "checkpoint_every", "keep_checkpoints", "log_every"):
+        for name in (
+            "batch_size",
+            "num_steps",
+            "checkpoint_every",
+            "keep_checkpoints",
+            "log_every",
+        ):
             if getattr(self, name) < 1:
                 raise ConfigError(f"train.{name} must be at least 1, got {getattr(self, name)}.")
         if self.warmup_steps < 0:
@@ -338,6 +348,44 @@ class ElectraConfig:
         return _apply_dict(self, values, "override")
 
 
+def replace_fields(obj, values: dict[str, Any], prefix: str, source: str):
+    """`dataclasses.replace(obj, **values)` with each key and value checked by the field's type.
+
+    Keys are reported as `prefix.key`; an unknown key or a wrong type raises `ConfigError`.
+    """
+    if not isinstance(values, dict):
+        raise ConfigError(f"{source}: {prefix} must be a table of keys.")
+    hints = typing.get_type_hints(type(obj))
+    fields = {}
+    for name, value in values.items():
+        key = f"{prefix}.{name}" if prefix else name
+        if name not in hints:
+            raise ConfigError(
+                f"{source}: unknown config key {key!r} ({prefix or 'fields'}: {', '.join(hints)})."
+            )
+        fields[name] = _check_value(value, hints[name], key, source)
+    return dataclasses.replace(obj, **fields)
+
+
+def parse_assignments(obj, assignments, prefix: str = "") -> dict[str, Any]:
+    """`key=value` strings to a dict of typed values for the flat dataclass `obj`."""
+    hints = typing.get_type_hints(type(obj))
+    values = {}
+    for assignment in assignments:
+        key, sep, raw = assignment.partition("=")
+        key = key.strip()
+        name = key[len(prefix) + 1 :] if prefix and key.startswith(prefix + ".") else key
+        if not sep:
+            raise ConfigError(f"Override {assignment!r} is not of the form key=value.")
+        if name not in hints:
+            raise ConfigError(
+                f"Unknown config key {key!r}: {prefix or 'this config'} has no field {name!r} "
+                f"(fields: {', '.join(hints)})."
+            )
+        values[name] = _parse_text(raw.strip(), hints[name], key)
+    return values
+
+
 def _section_types(config: ElectraConfig) -> dict[str, type]:
     return {f.name: type(getattr(config, f.name)) for f in dataclasses.fields(config)}
 
@@ -368,19 +416,7 @@ def _apply_dict(config: ElectraConfig, values: dict[str, Any], source: str) -> E
             raise ConfigError(
                 f"{source}: unknown config section {section!r} (sections: {', '.join(sections)})."
             )
-        if not isinstance(entries, dict):
-            raise ConfigError(f"{source}: {section} must be a table of keys.")
-        current = getattr(config, section)
-        hints = typing.get_type_hints(type(current))
-        fields = {}
-        for name, value in entries.items():
-            key = f"{section}.{name}"
-            if name not in hints:
-                raise ConfigError(
-                    f"{source}: unknown config key {key!r} ({section} fields: {', '.join(hints)})."
-                )
-            fields[name] = _check_value(value, hints[name], key, source)
-        changes[section] = dataclasses.replace(current, **fields)
+        changes[section] = replace_fields(getattr(config, section), entries, section, source)
     return dataclasses.replace(config, **changes)
 
 

@@ -51,10 +51,18 @@ def structured_ids(n, seq, vocab=VOCAB, seed=0, pad_some=True):
     mask = np.zeros((n, seq), np.int64)
     segments = np.zeros((n, seq), np.int64)
     for row in range(n):
-        length = seq if not pad_some or rng.random() < 0.7 else int(rng.integers(max(4, seq // 2), seq))
+        length = (
+            seq if not pad_some or rng.random() < 0.7 else int(rng.integers(max(4, seq // 2), seq))
+        )
         a, b = rng.integers(5, vocab, size=2)
         half = (length - 3) // 2
-        tokens = [SPECIAL["cls"], *[a] * half, SPECIAL["sep"], *[b] * (length - 3 - half), SPECIAL["sep"]]
+        tokens = [
+            SPECIAL["cls"],
+            *[a] * half,
+            SPECIAL["sep"],
+            *[b] * (length - 3 - half),
+            SPECIAL["sep"],
+        ]
         ids[row, :length] = tokens
         mask[row, :length] = 1
         segments[row, half + 2 : length] = 1

@@ -40,20 +40,44 @@ def encoder_weights(encoder):
         "layers": [],
     }
     if encoder.embeddings_project is not None:
-        weights["project"] = (n(encoder.embeddings_project.kernel), n(encoder.embeddings_project.bias))
+        weights["project"] = (
+            n(encoder.embeddings_project.kernel),
+            n(encoder.embeddings_project.bias),
+        )
     hidden = encoder.hidden_dim
     for layer in encoder.transformer_layers:
         att = layer._self_attention_layer
         weights["layers"].append(
             {
-                "q": (n(att._query_dense.kernel).reshape(hidden, -1), n(att._query_dense.bias).reshape(-1)),
-                "k": (n(att._key_dense.kernel).reshape(hidden, -1), n(att._key_dense.bias).reshape(-1)),
-                "v": (n(att._value_dense.kernel).reshape(hidden, -1), n(att._value_dense.bias).reshape(-1)),
+                "q": (
+                    n(att._query_dense.kernel).reshape(hidden, -1),
+                    n(att._query_dense.bias).reshape(-1),
+                ),
+                "k": (
+                    n(att._key_dense.kernel).reshape(hidden, -1),
+                    n(att._key_dense.bias).reshape(-1),
+                ),
+                "v": (
+                    n(att._value_dense.kernel).reshape(hidden, -1),
+                    n(att._value_dense.bias).reshape(-1),
+                ),
                 "o": (n(att._output_dense.kernel).reshape(-1, hidden), n(att._output_dense.bias)),
-                "ln1": (n(layer._self_attention_layer_norm.gamma), n(layer._self_attention_layer_norm.beta)),
-                "ffn1": (n(layer._feedforward_intermediate_dense.kernel), n(layer._feedforward_intermediate_dense.bias)),
-                "ffn2": (n(layer._feedforward_output_dense.kernel), n(layer._feedforward_output_dense.bias)),
-                "ln2": (n(layer._feedforward_layer_norm.gamma), n(layer._feedforward_layer_norm.beta)),
+                "ln1": (
+                    n(layer._self_attention_layer_norm.gamma),
+                    n(layer._self_attention_layer_norm.beta),
+                ),
+                "ffn1": (
+                    n(layer._feedforward_intermediate_dense.kernel),
+                    n(layer._feedforward_intermediate_dense.bias),
+                ),
+                "ffn2": (
+                    n(layer._feedforward_output_dense.kernel),
+                    n(layer._feedforward_output_dense.bias),
+                ),
+                "ln2": (
+                    n(layer._feedforward_layer_norm.gamma),
+                    n(layer._feedforward_layer_norm.beta),
+                ),
             }
         )
     return weights
@@ -70,8 +94,10 @@ def encoder_forward(w, token_ids, segment_ids, padding_mask, num_heads):
     head = hidden // num_heads
     visible = padding_mask.astype(bool)[:, None, None, :]
     for layer in w["layers"]:
+
         def split(t):
             return t.reshape(batch, length, num_heads, head)
+
         q = split(x @ layer["q"][0] + layer["q"][1])
         k = split(x @ layer["k"][0] + layer["k"][1])
         v = split(x @ layer["v"][0] + layer["v"][1])
@@ -86,7 +112,9 @@ def encoder_forward(w, token_ids, segment_ids, padding_mask, num_heads):
 
 def discriminator_forward(model, token_ids, segment_ids, padding_mask):
     encoder = model.encoder
-    x = encoder_forward(encoder_weights(encoder), token_ids, segment_ids, padding_mask, encoder.num_heads)
+    x = encoder_forward(
+        encoder_weights(encoder), token_ids, segment_ids, padding_mask, encoder.num_heads
+    )
     head = model.rtd_head
     hidden = gelu(x @ n(head.dense.kernel) + n(head.dense.bias))
     return (hidden @ n(head.dense_prediction.kernel) + n(head.dense_prediction.bias))[..., 0]

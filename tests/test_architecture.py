@@ -12,8 +12,20 @@ import tensorflow as tf
 PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "electra_tf"
 
 # Lower layers first; a module may import only from its own layer or lower ones.
-LAYERS = ["config", "ops", "data", "layers", "models", "pretraining", "finetuning", "serving",
-          "experiments", "bench", "cli"]
+LAYERS = [
+    "config",
+    "ops",
+    "data",
+    "layers",
+    "models",
+    "pretraining",
+    "serving",
+    "finetuning",
+    "demo",
+    "experiments",
+    "bench",
+    "cli",
+]
 
 
 def _layer(module: str) -> int:
@@ -37,7 +49,11 @@ def test_imports_point_one_way():
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
             names = []
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("electra_tf."):
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.module
+                and node.module.startswith("electra_tf.")
+            ):
                 names = [node.module]
             elif isinstance(node, ast.Import):
                 names = [a.name for a in node.names if a.name.startswith("electra_tf.")]

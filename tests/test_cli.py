@@ -2,13 +2,15 @@ import json
 import subprocess
 import sys
 
-from electra_tf.cli import build_parser
 from helpers import write_packed
+
+from electra_tf.cli import build_parser
 
 
 def _cli(*args, **kwargs):
-    return subprocess.run([sys.executable, "-m", "electra_tf.cli", *args], capture_output=True,
-                          text=True, **kwargs)
+    return subprocess.run(
+        [sys.executable, "-m", "electra_tf.cli", *args], capture_output=True, text=True, **kwargs
+    )
 
 
 def test_help_documents_every_flag_without_loading_tensorflow():
@@ -17,25 +19,51 @@ def test_help_documents_every_flag_without_loading_tensorflow():
         for flag in action._actions:
             assert flag.help, f"{action.prog} {flag.option_strings} has no help"
     probe = "import sys, electra_tf.cli as c; c.build_parser(); print('tensorflow' in sys.modules)"
-    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout.strip() == "False"
+    assert (
+        subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout.strip()
+        == "False"
+    )
     assert "--output-dir" in _cli("pretrain", "--help").stdout
 
 
 def test_bad_configuration_is_one_sentence_and_exit_2(tmp_path):
-    result = _cli("pretrain", "--output-dir", str(tmp_path / "r"), "--data", str(tmp_path),
-                  "--set", "train.learnin_rate=1")
+    result = _cli(
+        "pretrain",
+        "--output-dir",
+        str(tmp_path / "r"),
+        "--data",
+        str(tmp_path),
+        "--set",
+        "train.learnin_rate=1",
+    )
     assert result.returncode == 2
     assert "unknown config key 'train.learnin_rate'" in result.stderr.lower()
     assert "Traceback" not in result.stderr
-    missing = _cli("pretrain", "--output-dir", str(tmp_path / "r"), "--data", str(tmp_path / "none*.tfrecord"))
+    missing = _cli(
+        "pretrain", "--output-dir", str(tmp_path / "r"), "--data", str(tmp_path / "none*.tfrecord")
+    )
     assert missing.returncode == 2 and "No file matches" in missing.stderr
 
 
 def test_pretrain_runs_and_resumes(tmp_path):
     data = write_packed(tmp_path / "data", n=48, seq=16, shards=2)
-    base = ["pretrain", "--data", data, "--output-dir", str(tmp_path / "run"), "--verbose", "0",
-            "--set", "model.num_layers=1", "--set", "train.checkpoint_every=2",
-            "--set", "train.warmup_steps=0", "--batch-size", "8"]
+    base = [
+        "pretrain",
+        "--data",
+        data,
+        "--output-dir",
+        str(tmp_path / "run"),
+        "--verbose",
+        "0",
+        "--set",
+        "model.num_layers=1",
+        "--set",
+        "train.checkpoint_every=2",
+        "--set",
+        "train.warmup_steps=0",
+        "--batch-size",
+        "8",
+    ]
     first = _cli(*base, "--steps", "4", "--max-steps", "2")
     assert first.returncode == 0, first.stderr[-2000:]
     assert json.loads(first.stdout)["step"] == 2
@@ -43,7 +71,9 @@ def test_pretrain_runs_and_resumes(tmp_path):
     summary = json.loads(second.stdout)
     assert summary["step"] == 4 and summary["resumed_from"] == 2
     assert summary["checkpoint"].endswith("step-00000004")
-    saved = json.loads((tmp_path / "run" / "checkpoints" / "step-00000004" / "config.json").read_text())
+    saved = json.loads(
+        (tmp_path / "run" / "checkpoints" / "step-00000004" / "config.json").read_text()
+    )
     assert saved["model"]["vocabulary_size"] == 64 and saved["data"]["mask_id"] == 4
     assert list((tmp_path / "run" / "logs").glob("events.out.tfevents.*"))
     changed = _cli(*base, "--steps", "6", "--set", "model.hidden_dim=32")

@@ -15,7 +15,12 @@ def test_shipped_recipes_have_the_papers_sizes():
     ]
     for config, layers, hidden, emb, heads, ffn, rate, lr, batch, steps in rows:
         m = config.model
-        assert (m.num_layers, m.hidden_dim, m.embedding_dim, m.num_heads) == (layers, hidden, emb, heads)
+        assert (m.num_layers, m.hidden_dim, m.embedding_dim, m.num_heads) == (
+            layers,
+            hidden,
+            emb,
+            heads,
+        )
         assert m.intermediate_dim == ffn and m.vocabulary_size == 30522
         assert m.layer_norm_epsilon == 1e-12 and m.initializer_range == 0.02 and m.dropout == 0.1
         assert config.objective.mask_rate == rate
@@ -26,7 +31,12 @@ def test_shipped_recipes_have_the_papers_sizes():
 
 def test_generator_sizes_follow_the_reference_rule():
     small = load_recipe("small").model.generator()
-    assert (small.hidden_dim, small.num_heads, small.intermediate_dim, small.num_layers) == (64, 1, 256, 12)
+    assert (small.hidden_dim, small.num_heads, small.intermediate_dim, small.num_layers) == (
+        64,
+        1,
+        256,
+        12,
+    )
     base = load_recipe("base").model.generator()
     assert (base.hidden_dim, base.num_heads, base.intermediate_dim) == (256, 4, 1024)
     large = load_recipe("large").model.generator()
@@ -44,8 +54,11 @@ def test_num_predictions_is_int_of_rate_plus_half_percent():
 
 def test_override_parses_by_field_type_and_round_trips():
     config = load_recipe("tiny").override(
-        "train.learning_rate=1e-4", "train.num_steps=1_000", "train.bias_correction=false",
-        "model.weight_tying=none", "train.num_steps=2e3",
+        "train.learning_rate=1e-4",
+        "train.num_steps=1_000",
+        "train.bias_correction=false",
+        "model.weight_tying=none",
+        "train.num_steps=2e3",
     )
     assert config.train.learning_rate == 1e-4 and config.train.num_steps == 2000
     assert config.train.bias_correction is False and config.model.weight_tying == "none"

@@ -1,24 +1,35 @@
 import keras
 import numpy as np
 import pytest
+from helpers import structured_ids, tiny_config
+from numpy_reference import discriminator_forward, gelu, generator_forward, layer_norm
 
 from electra_tf.layers.embeddings import ElectraEmbeddings
 from electra_tf.layers.heads import ReplacedTokenDetectionHead
 from electra_tf.models import ElectraDiscriminator, ElectraEncoder, ElectraGenerator
 from electra_tf.pretraining.pretrainer import ElectraPretrainer
-from helpers import structured_ids, tiny_config
-from numpy_reference import discriminator_forward, generator_forward, gelu, layer_norm
 
-SIZES = dict(vocabulary_size=30, num_layers=2, hidden_dim=8, embedding_dim=4, num_heads=2,
-             intermediate_dim=16, max_sequence_length=12, dropout=0.1)
+SIZES = dict(
+    vocabulary_size=30,
+    num_layers=2,
+    hidden_dim=8,
+    embedding_dim=4,
+    num_heads=2,
+    intermediate_dim=16,
+    max_sequence_length=12,
+    dropout=0.1,
+)
 
 
 def _inputs(batch=3, length=10, seed=0):
     ids, mask, segments = structured_ids(batch, length, vocab=30, seed=seed)
     mask[0, 7:] = 0
     ids[0, 7:] = 0
-    return {"token_ids": ids.astype("int32"), "segment_ids": segments.astype("int32"),
-            "padding_mask": mask.astype("int32")}
+    return {
+        "token_ids": ids.astype("int32"),
+        "segment_ids": segments.astype("int32"),
+        "padding_mask": mask.astype("int32"),
+    }
 
 
 def _randomize(model, seed=0):
@@ -29,7 +40,9 @@ def _randomize(model, seed=0):
 
 
 def test_embeddings_are_word_plus_position_plus_segment_then_layernorm():
-    layer = ElectraEmbeddings(vocabulary_size=10, embedding_dim=4, max_sequence_length=6, dropout=0.5)
+    layer = ElectraEmbeddings(
+        vocabulary_size=10, embedding_dim=4, max_sequence_length=6, dropout=0.5
+    )
     ids = np.array([[1, 2, 3]], "int32")
     segments = np.array([[0, 1, 1]], "int32")
     out = np.asarray(layer(ids, segments, training=False))
@@ -42,7 +55,9 @@ def test_embeddings_are_word_plus_position_plus_segment_then_layernorm():
 
 
 def test_initializer_is_truncated_normal_with_std_002():
-    encoder = ElectraEncoder(**{**SIZES, "hidden_dim": 64, "intermediate_dim": 256, "num_layers": 1})
+    encoder = ElectraEncoder(
+        **{**SIZES, "hidden_dim": 64, "intermediate_dim": 256, "num_layers": 1}
+    )
     encoder.build()
     kernel = encoder.transformer_layers[0]._feedforward_intermediate_dense.kernel.numpy()
     assert np.abs(kernel).max() <= 0.04 + 1e-6  # truncated at two standard deviations
@@ -55,7 +70,9 @@ def test_discriminator_equals_an_independent_numpy_implementation():
     _randomize(model)
     inputs = _inputs()
     ours = np.asarray(model(inputs, training=False))
-    theirs = discriminator_forward(model, inputs["token_ids"], inputs["segment_ids"], inputs["padding_mask"])
+    theirs = discriminator_forward(
+        model, inputs["token_ids"], inputs["segment_ids"], inputs["padding_mask"]
+    )
     real = inputs["padding_mask"].astype(bool)
     np.testing.assert_allclose(ours[real], theirs[real], atol=1e-5)
 
@@ -67,7 +84,9 @@ def test_generator_scores_the_vocabulary_only_at_masked_positions():
     positions = np.array([[1, 3], [2, 2], [5, 8]], "int32")
     logits = np.asarray(model({**inputs, "mask_positions": positions}, training=False))
     assert logits.shape == (3, 2, 30)
-    theirs = generator_forward(model, inputs["token_ids"], inputs["segment_ids"], inputs["padding_mask"], positions)
+    theirs = generator_forward(
+        model, inputs["token_ids"], inputs["segment_ids"], inputs["padding_mask"], positions
+    )
     np.testing.assert_allclose(logits, theirs, atol=1e-5)
     # The output layer is the word table: no separate vocabulary kernel exists.
     table = model.encoder.embeddings.token_embedding.embeddings

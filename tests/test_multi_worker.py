@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import numpy as np
-
 from helpers import write_packed
 
 HERE = os.path.dirname(__file__)
@@ -29,12 +28,24 @@ def test_two_workers_train_to_identical_weights(tmp_path):
     run = str(tmp_path / "run")
     workers = []
     for index in range(2):
-        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3",
-                   TF_CONFIG=json.dumps({"cluster": cluster, "task": {"type": "worker", "index": index}}))
+        env = dict(
+            os.environ,
+            TF_CPP_MIN_LOG_LEVEL="3",
+            TF_CONFIG=json.dumps({"cluster": cluster, "task": {"type": "worker", "index": index}}),
+        )
         out = str(tmp_path / f"weights-{index}.npz")
-        workers.append((subprocess.Popen(
-            [sys.executable, os.path.join(HERE, "multi_worker_job.py"), data, run, out],
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True), out))
+        workers.append(
+            (
+                subprocess.Popen(
+                    [sys.executable, os.path.join(HERE, "multi_worker_job.py"), data, run, out],
+                    env=env,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    text=True,
+                ),
+                out,
+            )
+        )
     for process, _ in workers:
         output, _ = process.communicate(timeout=600)
         assert process.returncode == 0, output[-3000:]
@@ -44,4 +55,7 @@ def test_two_workers_train_to_identical_weights(tmp_path):
     assert len(names) > 40
     assert all(np.array_equal(first[k], second[k]) for k in names)
     # Only the chief wrote checkpoints, into the run folder.
-    assert sorted(os.listdir(os.path.join(run, "checkpoints"))) == ["step-00000002", "step-00000004"]
+    assert sorted(os.listdir(os.path.join(run, "checkpoints"))) == [
+        "step-00000002",
+        "step-00000004",
+    ]

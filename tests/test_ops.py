@@ -22,8 +22,11 @@ def test_uniforms_are_a_pure_function_of_their_coordinates():
     np.testing.assert_array_equal(alone[0], u[2])
     again = random.uniform(random.row_keys(7, 3, 1, tf.range(4)), 10).numpy()
     np.testing.assert_array_equal(again, u)
-    for other in (random.row_keys(8, 3, 1, tf.range(4)), random.row_keys(7, 4, 1, tf.range(4)),
-                  random.row_keys(7, 3, 2, tf.range(4))):
+    for other in (
+        random.row_keys(8, 3, 1, tf.range(4)),
+        random.row_keys(7, 4, 1, tf.range(4)),
+        random.row_keys(7, 3, 2, tf.range(4)),
+    ):
         assert np.mean(random.uniform(other, 10).numpy() == u) < 0.05
 
 
@@ -51,7 +54,8 @@ def test_candidates_exclude_specials_and_padding():
     ids = tf.constant([[CLS, 10, MASK, 11, SEP, PAD]])
     mask = tf.constant([[1, 1, 1, 1, 1, 0]])
     np.testing.assert_array_equal(
-        masking.candidate_mask(ids, mask, SPECIAL).numpy(), [[False, True, False, True, False, False]]
+        masking.candidate_mask(ids, mask, SPECIAL).numpy(),
+        [[False, True, False, True, False, False]],
     )
 
 
@@ -89,13 +93,24 @@ def test_replacement_ids_mask_random_or_keep():
 
 
 def test_mask_batch_end_to_end_on_a_hand_made_batch():
-    ids = tf.constant([[CLS, 10, 11, 12, SEP, PAD, PAD, PAD], [CLS, SEP, PAD, PAD, PAD, PAD, PAD, PAD]])
+    ids = tf.constant(
+        [[CLS, 10, 11, 12, SEP, PAD, PAD, PAD], [CLS, SEP, PAD, PAD, PAD, PAD, PAD, PAD]]
+    )
     mask = tf.cast(ids != PAD, tf.int32)
     scores = tf.constant([[0.1, 0.3, 0.9, 0.6, 0.8, 0.7, 0.5, 0.4]] * 2)
     masked = masking.mask_batch(
-        ids, mask, position_scores=scores, action_draw=tf.constant([[0.1, 0.9], [0.1, 0.1]]),
-        token_draw=tf.zeros([2, 2]), special_ids=SPECIAL, mask_id=MASK, vocabulary_size=20,
-        mask_rate=0.4, max_predictions=2, mask_token_rate=0.85, random_token_rate=0.0,
+        ids,
+        mask,
+        position_scores=scores,
+        action_draw=tf.constant([[0.1, 0.9], [0.1, 0.1]]),
+        token_draw=tf.zeros([2, 2]),
+        special_ids=SPECIAL,
+        mask_id=MASK,
+        vocabulary_size=20,
+        mask_rate=0.4,
+        max_predictions=2,
+        mask_token_rate=0.85,
+        random_token_rate=0.0,
     )
     # Row 1: 5 real tokens * 0.4 = 2 positions: the candidates 1..3 ranked by score -> 2, 3.
     np.testing.assert_array_equal(masked.positions.numpy(), [[2, 3], [0, 0]])
@@ -111,11 +126,18 @@ def test_masking_rate_and_split_over_many_draws():
     mask = np.ones_like(ids)
     keys = random.row_keys(3, 0, 1, tf.range(400))
     masked = masking.mask_batch(
-        ids, mask, position_scores=random.uniform(keys, 128),
+        ids,
+        mask,
+        position_scores=random.uniform(keys, 128),
         action_draw=random.uniform(random.row_keys(3, 0, 2, tf.range(400)), 19),
         token_draw=random.uniform(random.row_keys(3, 0, 3, tf.range(400)), 19),
-        special_ids=SPECIAL, mask_id=MASK, vocabulary_size=100, mask_rate=0.15,
-        max_predictions=19, mask_token_rate=0.85, random_token_rate=0.0,
+        special_ids=SPECIAL,
+        mask_id=MASK,
+        vocabulary_size=100,
+        mask_rate=0.15,
+        max_predictions=19,
+        mask_token_rate=0.85,
+        random_token_rate=0.0,
     )
     assert masked.weights.numpy().sum(axis=1).tolist() == [19] * 400  # round(0.15 * 128) = 19
     positions = masked.positions.numpy()
@@ -132,19 +154,29 @@ def test_masking_rate_and_split_over_many_draws():
 
 def test_gather_positions_per_example():
     seq = tf.constant([[10, 11, 12], [20, 21, 22]])
-    np.testing.assert_array_equal(sampling.gather_positions(seq, [[2, 0], [1, 1]]).numpy(), [[12, 10], [21, 21]])
+    np.testing.assert_array_equal(
+        sampling.gather_positions(seq, [[2, 0], [1, 1]]).numpy(), [[12, 10], [21, 21]]
+    )
     vectors = tf.reshape(tf.range(12), [2, 3, 2])
-    np.testing.assert_array_equal(sampling.gather_positions(vectors, [[1], [2]]).numpy(), [[[2, 3]], [[10, 11]]])
+    np.testing.assert_array_equal(
+        sampling.gather_positions(vectors, [[1], [2]]).numpy(), [[[2, 3]], [[10, 11]]]
+    )
 
 
 def test_scatter_ignores_padding_slots_and_last_duplicate_wins():
     seq = tf.constant([[10, 11, 12, 13]])
-    out = sampling.scatter_update(seq, tf.constant([[7, 8, 9, 5]]), tf.constant([[1, 3, 1, 0]]),
-                                  tf.constant([[1.0, 1.0, 1.0, 0.0]]))
+    out = sampling.scatter_update(
+        seq,
+        tf.constant([[7, 8, 9, 5]]),
+        tf.constant([[1, 3, 1, 0]]),
+        tf.constant([[1.0, 1.0, 1.0, 0.0]]),
+    )
     # Slot 3 (weight 0) points at position 0 and changes nothing; position 1 is listed twice:
     # the later slot (value 9) wins.
     np.testing.assert_array_equal(out.numpy(), [[10, 9, 12, 8]])
-    nothing = sampling.scatter_update(seq, tf.constant([[1, 2]]), tf.constant([[0, 0]]), tf.zeros([1, 2]))
+    nothing = sampling.scatter_update(
+        seq, tf.constant([[1, 2]]), tf.constant([[0, 0]]), tf.zeros([1, 2])
+    )
     np.testing.assert_array_equal(nothing.numpy(), seq.numpy())
 
 
@@ -153,13 +185,17 @@ def test_gumbel_max_is_argmax_with_flat_noise_and_obeys_options():
     flat = tf.fill([2, 3], 0.5)  # equal noise everywhere: the sample is the argmax
     np.testing.assert_array_equal(sampling.gumbel_max_sample(logits, flat).numpy(), [1, 2])
     # disallow pushes the true token down by 1000: the runner-up is chosen.
-    np.testing.assert_array_equal(sampling.gumbel_max_sample(logits, flat, disallow=tf.constant([1, 2])).numpy(), [2, 0])
+    np.testing.assert_array_equal(
+        sampling.gumbel_max_sample(logits, flat, disallow=tf.constant([1, 2])).numpy(), [2, 0]
+    )
     # Noise for (row 0, id 0) of u = 0.999 adds -log(-log(0.999)) = 6.9: it wins.
     noise = tf.constant([[0.999, 0.5, 0.5], [0.5, 0.5, 0.5]])
     np.testing.assert_array_equal(sampling.gumbel_max_sample(logits, noise).numpy(), [0, 2])
     # A high temperature flattens the logits: 6.9 + 1/10 beats 3/10 + 0.37 easily, as before;
     # a low one sharpens them: 1/0.01 + 6.9 loses to 3/0.01.
-    np.testing.assert_array_equal(sampling.gumbel_max_sample(logits, noise, temperature=0.01).numpy(), [1, 2])
+    np.testing.assert_array_equal(
+        sampling.gumbel_max_sample(logits, noise, temperature=0.01).numpy(), [1, 2]
+    )
 
 
 def test_gumbel_samples_follow_the_softmax():
@@ -171,7 +207,9 @@ def test_gumbel_samples_follow_the_softmax():
     expected = tf.nn.softmax(logits).numpy()[0]
     np.testing.assert_allclose(freq, expected, atol=0.01)
     hot = sampling.gumbel_max_sample(tf.tile(logits, [n, 1]), noise, temperature=0.5).numpy()
-    np.testing.assert_allclose(np.bincount(hot, minlength=4) / n, tf.nn.softmax(logits / 0.5).numpy()[0], atol=0.01)
+    np.testing.assert_allclose(
+        np.bincount(hot, minlength=4) / n, tf.nn.softmax(logits / 0.5).numpy()[0], atol=0.01
+    )
 
 
 def test_corrupt_labels_only_changed_tokens():
@@ -217,9 +255,18 @@ def test_math_runs_in_graph_and_xla(jit):
     def run(ids, mask):
         keys = random.row_keys(1, tf.constant(2, tf.int64), 1, tf.range(2))
         m = masking.mask_batch(
-            ids, mask, position_scores=random.uniform(keys, 8), action_draw=tf.fill([2, 2], 0.1),
-            token_draw=tf.zeros([2, 2]), special_ids=SPECIAL, mask_id=MASK, vocabulary_size=20,
-            mask_rate=0.3, max_predictions=2, mask_token_rate=0.85, random_token_rate=0.0,
+            ids,
+            mask,
+            position_scores=random.uniform(keys, 8),
+            action_draw=tf.fill([2, 2], 0.1),
+            token_draw=tf.zeros([2, 2]),
+            special_ids=SPECIAL,
+            mask_id=MASK,
+            vocabulary_size=20,
+            mask_rate=0.3,
+            max_predictions=2,
+            mask_token_rate=0.85,
+            random_token_rate=0.0,
         )
         samples = sampling.gumbel_max_sample(tf.zeros([2, 2, 20]), tf.fill([2, 2, 20], 0.5))
         return sampling.corrupt(ids, m.positions, m.weights, samples)

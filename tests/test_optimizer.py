@@ -10,7 +10,15 @@ from electra_tf.pretraining.optimizer import ElectraAdamW, WarmupLinearDecay, bu
 def test_schedule_is_warmup_times_linear_decay():
     schedule = WarmupLinearDecay(1e-3, total_steps=100, warmup_steps=10)
     # rate = 1e-3 * (1 - s/100) * min(1, s/10)
-    expected = {0: 0.0, 1: 1e-3 * 0.99 * 0.1, 5: 1e-3 * 0.95 * 0.5, 10: 1e-3 * 0.9, 50: 5e-4, 100: 0.0, 150: 0.0}
+    expected = {
+        0: 0.0,
+        1: 1e-3 * 0.99 * 0.1,
+        5: 1e-3 * 0.95 * 0.5,
+        10: 1e-3 * 0.9,
+        50: 5e-4,
+        100: 0.0,
+        150: 0.0,
+    }
     for step, rate in expected.items():
         assert float(schedule(step)) == pytest.approx(rate, rel=1e-6, abs=1e-12), step
     no_warmup = WarmupLinearDecay(2.0, total_steps=4, warmup_steps=0, power=2.0)
@@ -30,12 +38,34 @@ def test_one_step_matches_the_formula_with_decay_exclusions(bias_correction):
     kernel = keras.Variable(np.array([1.0, -2.0], "float32"), name="kernel")
     gamma = keras.Variable(np.array([0.5, 0.5], "float32"), name="gamma")
     bias = keras.Variable(np.array([0.3], "float32"), name="bias")
-    grads = [np.array([0.01, -0.02], "float32"), np.array([0.03, 0.0], "float32"), np.array([-0.01], "float32")]
-    opt = ElectraAdamW(learning_rate=0.1, weight_decay=0.01, clip_norm=0.0, bias_correction=bias_correction)
+    grads = [
+        np.array([0.01, -0.02], "float32"),
+        np.array([0.03, 0.0], "float32"),
+        np.array([-0.01], "float32"),
+    ]
+    opt = ElectraAdamW(
+        learning_rate=0.1, weight_decay=0.01, clip_norm=0.0, bias_correction=bias_correction
+    )
     opt.apply([tf.constant(g) for g in grads], [kernel, gamma, bias])
-    np.testing.assert_allclose(kernel.numpy(), _adam_by_hand(np.array([1.0, -2.0]), grads[0], 0.1, 0.01, bias_correction=bias_correction), rtol=1e-5)
-    np.testing.assert_allclose(gamma.numpy(), _adam_by_hand(np.array([0.5, 0.5]), grads[1], 0.1, 0.01, bias_correction=bias_correction, decay=False), rtol=1e-5)
-    np.testing.assert_allclose(bias.numpy(), _adam_by_hand(np.array([0.3]), grads[2], 0.1, 0.01, bias_correction=bias_correction, decay=False), rtol=1e-5)
+    np.testing.assert_allclose(
+        kernel.numpy(),
+        _adam_by_hand(np.array([1.0, -2.0]), grads[0], 0.1, 0.01, bias_correction=bias_correction),
+        rtol=1e-5,
+    )
+    np.testing.assert_allclose(
+        gamma.numpy(),
+        _adam_by_hand(
+            np.array([0.5, 0.5]), grads[1], 0.1, 0.01, bias_correction=bias_correction, decay=False
+        ),
+        rtol=1e-5,
+    )
+    np.testing.assert_allclose(
+        bias.numpy(),
+        _adam_by_hand(
+            np.array([0.3]), grads[2], 0.1, 0.01, bias_correction=bias_correction, decay=False
+        ),
+        rtol=1e-5,
+    )
 
 
 def test_equals_keras_adamw_when_clipping_is_off():
@@ -52,8 +82,15 @@ def test_equals_keras_adamw_when_clipping_is_off():
 
 def test_global_norm_clipping_scales_all_gradients_together():
     x, y = keras.Variable([0.0], name="x_kernel"), keras.Variable([0.0, 0.0], name="y_kernel")
-    sgd_like = ElectraAdamW(learning_rate=1.0, weight_decay=0.0, clip_norm=1.0, bias_correction=False,
-                            beta_1=0.0, beta_2=0.0, epsilon=1.0)
+    sgd_like = ElectraAdamW(
+        learning_rate=1.0,
+        weight_decay=0.0,
+        clip_norm=1.0,
+        bias_correction=False,
+        beta_1=0.0,
+        beta_2=0.0,
+        epsilon=1.0,
+    )
     # Global norm 13 -> gradients scaled by 1/13; with beta 0 and v = g^2: step = g / (|g| + 1).
     sgd_like.apply([tf.constant([3.0]), tf.constant([4.0, 12.0])], [x, y])
     clipped = np.array([3.0, 4.0, 12.0]) / 13.0

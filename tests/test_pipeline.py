@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 import tensorflow as tf
+from helpers import write_packed
 
 from electra_tf.data.pipeline import example_stream, pretraining_dataset
 from electra_tf.data.tfrecords import (
@@ -12,7 +13,6 @@ from electra_tf.data.tfrecords import (
     resolve_files,
     serialize_example,
 )
-from helpers import write_packed
 
 
 def _numbered_files(folder, counts, seq=4):
@@ -51,7 +51,9 @@ def test_starting_at_an_offset_equals_skipping_there(tmp_path, start):
     counts = [5, 7, 3]
     files = _numbered_files(tmp_path, counts)
     full = _numbers(example_stream(files, counts, seed=3, shuffle_block=4), 60)
-    resumed = _numbers(example_stream(files, counts, seed=3, shuffle_block=4, start=start), 60 - start)
+    resumed = _numbers(
+        example_stream(files, counts, seed=3, shuffle_block=4, start=start), 60 - start
+    )
     assert resumed == full[start:]
 
 
@@ -62,15 +64,32 @@ def test_batches_resume_at_a_step_and_split_across_pipelines(tmp_path):
     def ids(dataset, n):
         return [b["token_ids"][:, 1].numpy().tolist() for b in dataset.take(n)]
 
-    full = ids(pretraining_dataset(files, counts, sequence_length=4, batch_size=3, seed=5,
-                                   shuffle_block=5), 6)
-    resumed = ids(pretraining_dataset(files, counts, sequence_length=4, batch_size=3, seed=5,
-                                      shuffle_block=5, start_step=4), 2)
+    full = ids(
+        pretraining_dataset(
+            files, counts, sequence_length=4, batch_size=3, seed=5, shuffle_block=5
+        ),
+        6,
+    )
+    resumed = ids(
+        pretraining_dataset(
+            files, counts, sequence_length=4, batch_size=3, seed=5, shuffle_block=5, start_step=4
+        ),
+        2,
+    )
     assert resumed == full[4:]
     # Two input pipelines (workers), one replica each: disjoint halves of the files.
     per_worker = [
-        ids(pretraining_dataset(files, counts, sequence_length=4, batch_size=4, seed=5,
-                                input_context=tf.distribute.InputContext(2, i, 2)), 6)
+        ids(
+            pretraining_dataset(
+                files,
+                counts,
+                sequence_length=4,
+                batch_size=4,
+                seed=5,
+                input_context=tf.distribute.InputContext(2, i, 2),
+            ),
+            6,
+        )
         for i in range(2)
     ]
     seen = [set(np.ravel(batches)) for batches in per_worker]
@@ -103,12 +122,16 @@ def test_prepare_folders_files_and_globs_resolve(tmp_path):
 
 def test_foreign_records_with_extra_features_load(tmp_path):
     path = str(tmp_path / "reference.tfrecord")
-    example = tf.train.Example(features=tf.train.Features(feature={
-        "input_ids": tf.train.Feature(int64_list=tf.train.Int64List(value=[2, 7, 3, 0])),
-        "input_mask": tf.train.Feature(int64_list=tf.train.Int64List(value=[1, 1, 1, 0])),
-        "segment_ids": tf.train.Feature(int64_list=tf.train.Int64List(value=[0, 0, 0, 0])),
-        "masked_lm_positions": tf.train.Feature(int64_list=tf.train.Int64List(value=[1])),
-    }))
+    example = tf.train.Example(
+        features=tf.train.Features(
+            feature={
+                "input_ids": tf.train.Feature(int64_list=tf.train.Int64List(value=[2, 7, 3, 0])),
+                "input_mask": tf.train.Feature(int64_list=tf.train.Int64List(value=[1, 1, 1, 0])),
+                "segment_ids": tf.train.Feature(int64_list=tf.train.Int64List(value=[0, 0, 0, 0])),
+                "masked_lm_positions": tf.train.Feature(int64_list=tf.train.Int64List(value=[1])),
+            }
+        )
+    )
     with tf.io.TFRecordWriter(path) as writer:
         writer.write(example.SerializeToString())
     check_first_record([path], 4)
@@ -118,7 +141,14 @@ def test_foreign_records_with_extra_features_load(tmp_path):
     with pytest.raises(DataError, match="no 'segment_ids' feature"):
         other = str(tmp_path / "other.tfrecord")
         with tf.io.TFRecordWriter(other) as writer:
-            writer.write(tf.train.Example(features=tf.train.Features(feature={
-                "input_ids": example.features.feature["input_ids"],
-                "input_mask": example.features.feature["input_mask"]})).SerializeToString())
+            writer.write(
+                tf.train.Example(
+                    features=tf.train.Features(
+                        feature={
+                            "input_ids": example.features.feature["input_ids"],
+                            "input_mask": example.features.feature["input_mask"],
+                        }
+                    )
+                ).SerializeToString()
+            )
         check_first_record([other], 4)

@@ -2,16 +2,19 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
+from helpers import structured_ids, tiny_config
 
 from electra_tf.pretraining.optimizer import ElectraAdamW
 from electra_tf.pretraining.pretrainer import ElectraPretrainer
-from helpers import structured_ids, tiny_config
 
 
 def _dataset(n=256, seq=16, batch=16, seed=1, repeat=True):
     ids, mask, segments = structured_ids(n, seq, seed=seed)
-    data = {"token_ids": ids.astype("int32"), "padding_mask": mask.astype("int32"),
-            "segment_ids": segments.astype("int32")}
+    data = {
+        "token_ids": ids.astype("int32"),
+        "padding_mask": mask.astype("int32"),
+        "segment_ids": segments.astype("int32"),
+    }
     ds = tf.data.Dataset.from_tensor_slices(data)
     if repeat:
         ds = ds.shuffle(n, seed=0).repeat()
@@ -20,15 +23,23 @@ def _dataset(n=256, seq=16, batch=16, seed=1, repeat=True):
 
 def _batch(batch=8, seq=16, seed=3):
     ids, mask, segments = structured_ids(batch, seq, seed=seed)
-    return {"token_ids": ids.astype("int32"), "padding_mask": mask.astype("int32"),
-            "segment_ids": segments.astype("int32")}
+    return {
+        "token_ids": ids.astype("int32"),
+        "padding_mask": mask.astype("int32"),
+        "segment_ids": segments.astype("int32"),
+    }
 
 
 def test_tiny_fit_learns_a_structured_stream():
     config = tiny_config(
-        "model.num_layers=2", "model.hidden_dim=32", "model.embedding_dim=16",
-        "model.intermediate_dim=64", "train.batch_size=16", "train.learning_rate=3e-3",
-        "train.num_steps=200", "train.warmup_steps=10",
+        "model.num_layers=2",
+        "model.hidden_dim=32",
+        "model.embedding_dim=16",
+        "model.intermediate_dim=64",
+        "train.batch_size=16",
+        "train.learning_rate=3e-3",
+        "train.num_steps=200",
+        "train.warmup_steps=10",
     )
     keras.utils.set_random_seed(0)
     model = ElectraPretrainer(config)
@@ -39,8 +50,19 @@ def test_tiny_fit_learns_a_structured_stream():
     assert history["disc_loss"][-1] < history["disc_loss"][0]
     # About 15% of real tokens are chosen, and few samples equal the original early on.
     assert 0.08 < history["replaced_fraction"][-1] < 0.16
-    expected = ("loss", "mlm_loss", "mlm_accuracy", "sampled_accuracy", "disc_loss", "disc_accuracy",
-                "disc_precision", "disc_recall", "disc_auc", "replaced_fraction", "learning_rate")
+    expected = (
+        "loss",
+        "mlm_loss",
+        "mlm_accuracy",
+        "sampled_accuracy",
+        "disc_loss",
+        "disc_accuracy",
+        "disc_precision",
+        "disc_recall",
+        "disc_auc",
+        "replaced_fraction",
+        "learning_rate",
+    )
     assert set(expected) <= set(history)
 
 
@@ -54,8 +76,13 @@ def test_total_loss_is_mlm_plus_fifty_times_discriminator():
 
 
 def _one_step_weights(strategy, jit=False, config_overrides=()):
-    config = tiny_config("model.dropout=0.0", "train.batch_size=8", "train.clip_norm=0.05",
-                         "train.learning_rate=0.01", *config_overrides)
+    config = tiny_config(
+        "model.dropout=0.0",
+        "train.batch_size=8",
+        "train.clip_norm=0.05",
+        "train.learning_rate=0.01",
+        *config_overrides,
+    )
     keras.utils.set_random_seed(7)
     with strategy.scope():
         model = ElectraPretrainer(config)
@@ -98,7 +125,9 @@ def test_same_seed_same_run_other_seed_other_run():
 def test_mixed_precision_trains_with_float32_sampling(precision):
     model = ElectraPretrainer(tiny_config(f"train.mixed_precision={precision}"))
     model.compile()
-    assert model.discriminator.encoder.transformer_layers[0].compute_dtype == precision.split("_")[1]
+    assert (
+        model.discriminator.encoder.transformer_layers[0].compute_dtype == precision.split("_")[1]
+    )
     assert model.discriminator.encoder.embeddings.token_embedding.embeddings.dtype == "float32"
     if precision == "mixed_float16":
         assert isinstance(model.optimizer, keras.optimizers.LossScaleOptimizer)
@@ -112,13 +141,16 @@ def test_mixed_precision_trains_with_float32_sampling(precision):
 
 
 def test_learning_rate_log_follows_the_schedule():
-    model = ElectraPretrainer(tiny_config("train.warmup_steps=4", "train.num_steps=8",
-                                          "train.learning_rate=0.1"))
+    model = ElectraPretrainer(
+        tiny_config("train.warmup_steps=4", "train.num_steps=8", "train.learning_rate=0.1")
+    )
     model.compile()
     assert isinstance(model.optimizer, ElectraAdamW)
     history = model.fit(_dataset(batch=4), steps_per_epoch=1, epochs=3, verbose=0).history
     # Steps 0, 1, 2: 0.1 * (1 - s/8) * s/4.
-    np.testing.assert_allclose(history["learning_rate"], [0.0, 0.1 * 7 / 8 / 4, 0.1 * 6 / 8 / 2], rtol=1e-5)
+    np.testing.assert_allclose(
+        history["learning_rate"], [0.0, 0.1 * 7 / 8 / 4, 0.1 * 6 / 8 / 2], rtol=1e-5
+    )
 
 
 def test_config_and_model_serialization_round_trip(tmp_path):
@@ -136,9 +168,16 @@ def test_config_and_model_serialization_round_trip(tmp_path):
 
 
 def test_from_recipe_and_a_plain_tuple_batch():
-    model = ElectraPretrainer.from_recipe("tiny", "model.num_layers=1", "model.vocabulary_size=64",
-                                          "data.sequence_length=16", "data.cls_id=2",
-                                          "data.sep_id=3", "data.mask_id=4", "train.warmup_steps=0")
+    model = ElectraPretrainer.from_recipe(
+        "tiny",
+        "model.num_layers=1",
+        "model.vocabulary_size=64",
+        "data.sequence_length=16",
+        "data.cls_id=2",
+        "data.sep_id=3",
+        "data.mask_id=4",
+        "train.warmup_steps=0",
+    )
     model.compile()
     data = tf.data.Dataset.from_tensors((_batch(), tf.zeros([8]))).repeat()
     history = model.fit(data, steps_per_epoch=1, epochs=1, verbose=0).history

@@ -8,7 +8,6 @@ import time
 
 import numpy as np
 import tensorflow as tf
-
 from helpers import write_packed
 
 STEPS, EVERY = 60, 10
@@ -16,10 +15,28 @@ STEPS, EVERY = 60, 10
 
 def _command(data, run):
     return [
-        sys.executable, "-m", "electra_tf.cli", "pretrain", "--recipe", "tiny", "--data", data,
-        "--output-dir", run, "--steps", str(STEPS), "--batch-size", "16", "--verbose", "0",
-        "--set", f"train.checkpoint_every={EVERY}", "--set", "train.log_every=10",
-        "--set", "train.warmup_steps=5",
+        sys.executable,
+        "-m",
+        "electra_tf.cli",
+        "pretrain",
+        "--recipe",
+        "tiny",
+        "--data",
+        data,
+        "--output-dir",
+        run,
+        "--steps",
+        str(STEPS),
+        "--batch-size",
+        "16",
+        "--verbose",
+        "0",
+        "--set",
+        f"train.checkpoint_every={EVERY}",
+        "--set",
+        "train.log_every=10",
+        "--set",
+        "train.warmup_steps=5",
     ]
 
 
@@ -36,8 +53,9 @@ def test_killed_run_resumes_to_the_same_weights(tmp_path):
     straight, interrupted = str(tmp_path / "straight"), str(tmp_path / "interrupted")
     subprocess.run(_command(data, straight), env=env, check=True, capture_output=True)
 
-    process = subprocess.Popen(_command(data, interrupted), env=env, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        _command(data, interrupted), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     first = os.path.join(interrupted, "checkpoints", f"step-{EVERY:08d}")
     deadline = time.time() + 300
     while not os.path.exists(first) and time.time() < deadline and process.poll() is None:
@@ -47,8 +65,9 @@ def test_killed_run_resumes_to_the_same_weights(tmp_path):
     saved = sorted(os.listdir(os.path.join(interrupted, "checkpoints")))
     assert f"step-{STEPS:08d}" not in saved, "the run finished before it could be killed"
 
-    resumed = subprocess.run(_command(data, interrupted), env=env, check=True, capture_output=True,
-                             text=True)
+    resumed = subprocess.run(
+        _command(data, interrupted), env=env, check=True, capture_output=True, text=True
+    )
     assert '"resumed_from": ' in resumed.stdout and '"resumed_from": 0' not in resumed.stdout
     a, b = _final_weights(straight), _final_weights(interrupted)
     assert a.keys() == b.keys() and len(a) > 100

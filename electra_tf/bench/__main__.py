@@ -1,13 +1,16 @@
-"""`python -m electra_tf.bench BENCHMARK [options]`; benchmarks: step."""
+"""`python -m electra_tf.bench BENCHMARK [options]`; benchmarks: step, serving."""
 
 import sys
 
 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    benchmarks = {"step": "electra_tf.bench.step"}
+    benchmarks = {"step": "electra_tf.bench.step", "serving": "electra_tf.bench.serving"}
     if not argv or argv[0] not in benchmarks:
-        print(f"usage: python -m electra_tf.bench {{{','.join(benchmarks)}}} [options]", file=sys.stderr)
+        print(
+            f"usage: python -m electra_tf.bench {{{','.join(benchmarks)}}} [options]",
+            file=sys.stderr,
+        )
         return 2
     import importlib
 

@@ -152,15 +152,24 @@ def build_parser(parser=None) -> argparse.ArgumentParser:
         choices=["float32", "mixed_bfloat16", "mixed_float16"],
         help="compute precision (default float32)",
     )
-    parser.add_argument("--warmup", type=int, default=3, help="warm-up steps, the first timed alone")
+    parser.add_argument(
+        "--warmup", type=int, default=3, help="warm-up steps, the first timed alone"
+    )
     parser.add_argument("--steps", type=int, default=20, help="most timed steps (default 20)")
     parser.add_argument("--min-steps", type=int, default=5, help="fewest timed steps (default 5)")
     parser.add_argument(
-        "--budget", type=float, default=60.0, help="stop timing after this many seconds (default 60)"
+        "--budget",
+        type=float,
+        default=60.0,
+        help="stop timing after this many seconds (default 60)",
     )
     parser.add_argument("--round", type=int, default=0, help="round number, echoed in the output")
     parser.add_argument(
-        "--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="SECTION.KEY=VALUE",
         help="config override (repeatable)",
     )
     return parser

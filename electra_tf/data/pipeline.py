@@ -47,8 +47,9 @@ def _file_order(num_files: int, seed: int, epoch: int) -> np.ndarray:
     return _permutation(seed_pair, num_files).numpy()
 
 
-def example_stream(files, counts, *, seed: int, shuffle_block: int, start: int = 0,
-                   repeat: bool = True) -> tf.data.Dataset:
+def example_stream(
+    files, counts, *, seed: int, shuffle_block: int, start: int = 0, repeat: bool = True
+) -> tf.data.Dataset:
     """Serialized records in the resumable shuffled order, from example `start`.
 
     Args:
@@ -80,8 +81,9 @@ def example_stream(files, counts, *, seed: int, shuffle_block: int, start: int =
                 continue
             ordered.append(files[index])
         records = tf.data.TFRecordDataset(ordered).skip(to_skip)
-        records = _block_shuffle(records, seed, tf.constant(epoch_index, tf.int64), shuffle_block,
-                                 first_block)
+        records = _block_shuffle(
+            records, seed, tf.constant(epoch_index, tf.int64), shuffle_block, first_block
+        )
         return records.skip(skip_in_block)
 
     stream = epoch_from(epoch, offset)

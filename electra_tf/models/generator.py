@@ -50,9 +50,7 @@ class ElectraGenerator(keras.Model):
             token_embedding=encoder.embeddings.token_embedding,
             intermediate_activation="gelu",
             layer_norm_epsilon=encoder.layer_norm_epsilon,
-            kernel_initializer=keras.initializers.TruncatedNormal(
-                stddev=encoder.initializer_range
-            ),
+            kernel_initializer=keras.initializers.TruncatedNormal(stddev=encoder.initializer_range),
             dtype=self.dtype_policy,
             name="generator_predictions",
         )

@@ -123,9 +123,7 @@ def replacement_ids(
     Returns:
         int32 `[B, N]`.
     """
-    random_tokens = tf.minimum(
-        tf.cast(token_draw * vocabulary_size, tf.int32), vocabulary_size - 1
-    )
+    random_tokens = tf.minimum(tf.cast(token_draw * vocabulary_size, tf.int32), vocabulary_size - 1)
     shown = tf.where(action_draw < mask_token_rate + random_token_rate, random_tokens, targets)
     return tf.where(action_draw < mask_token_rate, tf.fill(tf.shape(targets), mask_id), shown)
 
@@ -162,7 +160,12 @@ def mask_batch(
     positions, weights = select_positions(candidates, k, position_scores, max_predictions)
     targets = gather_positions(token_ids, positions) * tf.cast(weights, tf.int32)
     shown = replacement_ids(
-        targets, action_draw, token_draw, mask_id, vocabulary_size, mask_token_rate,
+        targets,
+        action_draw,
+        token_draw,
+        mask_id,
+        vocabulary_size,
+        mask_token_rate,
         random_token_rate,
     )
     masked_ids = scatter_update(token_ids, shown, positions, weights)

@@ -22,7 +22,14 @@ import tensorflow as tf
 
 from electra_tf.config import ConfigError, ElectraConfig
 
-__all__ = ["Checkpointer", "checkpoint_object", "find_checkpoint", "read_checkpoint_config"]
+__all__ = [
+    "Checkpointer",
+    "checkpoint_object",
+    "find_checkpoint",
+    "read_checkpoint_config",
+    "load_pretrainer",
+    "save_pretrainer",
+]
 
 _NAME = re.compile(r"^step-(\d+)$")
 
@@ -32,7 +39,7 @@ def checkpoint_object(model) -> tf.train.Checkpoint:
     # Keras seed-generator states are not reachable through `model=`; list every
     # non-trainable variable explicitly (by position: names carry global counters).
     states = [v.value for v in model.non_trainable_variables]
-    if model.optimizer is None:
+    if getattr(model, "optimizer", None) is None:
         return tf.train.Checkpoint(model=model, states=states)
     return tf.train.Checkpoint(model=model, optimizer=model.optimizer, states=states)
 
@@ -130,3 +137,41 @@ class Checkpointer:
                 f"{folder / 'config.json'}."
             ) from None
         return int(json.loads((folder / "state.json").read_text())["step"])
+
+
+def load_pretrainer(path):
+    """A compiled `ElectraPretrainer` with the weights (and optimizer state) of a checkpoint.
+
+    Args:
+        path: a `step-N` folder, a run folder or its `checkpoints/` folder (latest step).
+    """
+    from electra_tf.pretraining.pretrainer import ElectraPretrainer
+
+    folder = find_checkpoint(path)
+    if folder is None:
+        raise ConfigError(f"No checkpoint found at {path} (expected a step-N folder or a run).")
+    config = ElectraConfig.from_json((folder / "config.json").read_text(), str(folder))
+    model = ElectraPretrainer(config)
+    # Compiled, as when it was saved: Keras 3's object graph lists the compiled model's
+    # trackers among its children, and restoring into an uncompiled model would pair some
+    # objects by a shifted position.
+    model.compile()
+    status = checkpoint_object(model).read(str(folder / "ckpt"))
+    try:
+        status.assert_existing_objects_matched()
+    except AssertionError:
+        raise ConfigError(
+            f"Checkpoint {folder} does not match the config stored with it "
+            f"({folder / 'config.json'})."
+        ) from None
+    return model
+
+
+def save_pretrainer(model, run_dir, step: int = 0) -> Path:
+    """Writes `model` as the checkpoint of a new run folder (imported weights, say)."""
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "config.json").write_text(model.config.to_json() + "\n")
+    if getattr(model, "optimizer", None) is None:
+        model.compile()
+    return Checkpointer(run_dir / "checkpoints", model).save(step)

@@ -101,8 +101,9 @@ def _scalar(value):
     return float(value.numpy()) if hasattr(value, "numpy") else float(value)
 
 
-def distributed_fit(model, x, *, epochs=1, steps_per_epoch=None, callbacks=None, verbose=1,
-                    initial_epoch=0):
+def distributed_fit(
+    model, x, *, epochs=1, steps_per_epoch=None, callbacks=None, verbose=1, initial_epoch=0
+):
     """`fit` for strategies Keras 3's `fit` cannot run: the same `train_step` in `strategy.run`.
 
     Args:

@@ -67,12 +67,20 @@ class TransformerFlops:
         """One Transformer block, per sequence."""
         h, s, i, n = self.hidden, self.seq_len, self.i, self.num_heads
         per_token = (
-            3 * 2 * h * h + 3 * h  # query, key, value (+ bias)
-            + 2 * h * s + (SOFTMAX + DROPOUT + 1) * s * n  # scores, softmax, dropout, scale
+            3 * 2 * h * h
+            + 3 * h  # query, key, value (+ bias)
+            + 2 * h * s
+            + (SOFTMAX + DROPOUT + 1) * s * n  # scores, softmax, dropout, scale
             + 2 * h * s  # weighted values
-            + 2 * h * h + h + (DROPOUT + 1 + LAYER_NORM) * h  # attention output
-            + 2 * h * i + i + ACTIVATION * i  # intermediate
-            + 2 * h * i + h + (DROPOUT + 1 + LAYER_NORM) * h  # output
+            + 2 * h * h
+            + h
+            + (DROPOUT + 1 + LAYER_NORM) * h  # attention output
+            + 2 * h * i
+            + i
+            + ACTIVATION * i  # intermediate
+            + 2 * h * i
+            + h
+            + (DROPOUT + 1 + LAYER_NORM) * h  # output
         )
         return per_token * s
 
@@ -110,12 +118,24 @@ def _shapes(config) -> tuple[TransformerFlops, TransformerFlops]:
     fraction = config.num_predictions / seq
     d, g = model.discriminator(), model.generator()
     disc = TransformerFlops(
-        d.hidden_dim, d.num_layers, seq, d.vocabulary_size, d.embedding_dim,
-        d.intermediate_dim, d.num_heads, fraction,
+        d.hidden_dim,
+        d.num_layers,
+        seq,
+        d.vocabulary_size,
+        d.embedding_dim,
+        d.intermediate_dim,
+        d.num_heads,
+        fraction,
     )
     gen = TransformerFlops(
-        g.hidden_dim, g.num_layers, seq, g.vocabulary_size, g.embedding_dim,
-        g.intermediate_dim, g.num_heads, fraction,
+        g.hidden_dim,
+        g.num_layers,
+        seq,
+        g.vocabulary_size,
+        g.embedding_dim,
+        g.intermediate_dim,
+        g.num_heads,
+        fraction,
     )
     return disc, gen
 
@@ -154,14 +174,18 @@ def matmul_step_flops(config, batch_size: int) -> dict:
     n_masked = batch_size * config.num_predictions
 
     def encoder(c) -> float:
-        flops = 2 * tokens * c.embedding_dim * c.hidden_dim if c.embedding_dim != c.hidden_dim else 0
+        flops = (
+            2 * tokens * c.embedding_dim * c.hidden_dim if c.embedding_dim != c.hidden_dim else 0
+        )
         per_layer = 2 * tokens * (4 * c.hidden_dim**2 + 2 * c.hidden_dim * c.intermediate_dim)
         per_layer += 2 * 2 * tokens * seq * c.hidden_dim  # QK^T and AV
         return flops + c.num_layers * per_layer
 
     d, g = model.discriminator(), model.generator()
     generator = encoder(g)
-    generator_head = 2 * n_masked * (g.hidden_dim * g.embedding_dim + g.embedding_dim * g.vocabulary_size)
+    generator_head = (
+        2 * n_masked * (g.hidden_dim * g.embedding_dim + g.embedding_dim * g.vocabulary_size)
+    )
     discriminator = encoder(d)
     discriminator_head = 2 * tokens * (d.hidden_dim * d.hidden_dim + d.hidden_dim)
     forward = generator + generator_head + discriminator + discriminator_head

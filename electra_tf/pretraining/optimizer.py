@@ -148,7 +148,9 @@ class ElectraAdamW(keras.optimizers.AdamW):
         m, v = self._momentums[index], self._velocities[index]
         self.assign_add(m, ops.multiply(ops.subtract(gradient, m), 1 - self.beta_1))
         self.assign_add(v, ops.multiply(ops.subtract(ops.square(gradient), v), 1 - self.beta_2))
-        self.assign_sub(variable, ops.divide(ops.multiply(m, lr), ops.add(ops.sqrt(v), self.epsilon)))
+        self.assign_sub(
+            variable, ops.divide(ops.multiply(m, lr), ops.add(ops.sqrt(v), self.epsilon))
+        )
 
     def get_config(self):
         config = super().get_config()

@@ -57,8 +57,9 @@ class ElectraPretrainer(keras.Model):
     ['disc_accuracy', 'disc_auc', 'disc_loss', 'disc_precision']
     """
 
-    def __init__(self, config: ElectraConfig | dict | None = None, name="electra_pretrainer",
-                 **kwargs):
+    def __init__(
+        self, config: ElectraConfig | dict | None = None, name="electra_pretrainer", **kwargs
+    ):
         if config is None:
             config = ElectraConfig()
         elif isinstance(config, dict):
@@ -85,7 +86,10 @@ class ElectraPretrainer(keras.Model):
         self.objective = make_objective(config, self.generator, self.discriminator)
         self._trackers = self._make_trackers(self.objective.reports)
         self._eval_counter = keras.Variable(
-            0, dtype="int64", trainable=False, name="eval_counter",
+            0,
+            dtype="int64",
+            trainable=False,
+            name="eval_counter",
             aggregation="only_first_replica",
         )
         self.built = True
@@ -163,7 +167,7 @@ class ElectraPretrainer(keras.Model):
         local_batch = tf.shape(batch["token_ids"])[0]
         example_index = tf.cast(replica_id, tf.int32) * local_batch + tf.range(local_batch)
         loss_scale = 1.0
-        if self.optimizer is not None:
+        if getattr(self, "optimizer", None) is not None:
             loss_scale = tf.cast(self.optimizer.scale_loss(tf.constant(1.0)), tf.float32)
         return StepContext(
             seed=seed,
@@ -193,8 +197,18 @@ class ElectraPretrainer(keras.Model):
         output = self.objective(batch, context, training=False, with_gradients=False)
         return self._update_metrics(output, context.num_replicas)
 
-    def fit(self, x=None, y=None, *, epochs=1, steps_per_epoch=None, callbacks=None,
-            verbose="auto", initial_epoch=0, **kwargs):
+    def fit(
+        self,
+        x=None,
+        y=None,
+        *,
+        epochs=1,
+        steps_per_epoch=None,
+        callbacks=None,
+        verbose="auto",
+        initial_epoch=0,
+        **kwargs,
+    ):
         """Keras `fit`; under a multi-worker strategy, the same step in `distributed_fit`.
 
         Keras 3's own `fit` fails under `MultiWorkerMirroredStrategy`
@@ -209,13 +223,24 @@ class ElectraPretrainer(keras.Model):
                     "epochs, steps_per_epoch, callbacks, verbose and initial_epoch."
                 )
             return distributed_fit(
-                self, x, epochs=epochs, steps_per_epoch=steps_per_epoch, callbacks=callbacks,
-                verbose=1 if verbose == "auto" else verbose, initial_epoch=initial_epoch,
+                self,
+                x,
+                epochs=epochs,
+                steps_per_epoch=steps_per_epoch,
+                callbacks=callbacks,
+                verbose=1 if verbose == "auto" else verbose,
+                initial_epoch=initial_epoch,
             )
         kwargs.setdefault("shuffle", False)  # datasets bring their own order
         return super().fit(
-            x, y, epochs=epochs, steps_per_epoch=steps_per_epoch, callbacks=callbacks,
-            verbose=verbose, initial_epoch=initial_epoch, **kwargs,
+            x,
+            y,
+            epochs=epochs,
+            steps_per_epoch=steps_per_epoch,
+            callbacks=callbacks,
+            verbose=verbose,
+            initial_epoch=initial_epoch,
+            **kwargs,
         )
 
     def evaluate(self, *args, **kwargs):
@@ -252,7 +277,7 @@ class ElectraPretrainer(keras.Model):
         return {"jit_compile": bool(self.objective.jit_compile)}
 
     def compile_from_config(self, config):
-        """Re-compiles a loaded model with the config's optimizer (Keras then restores its state)."""
+        """Re-compiles a loaded model with the config's optimizer (Keras restores its state)."""
         self.compile(jit_compile=config.get("jit_compile", False))
 
     def get_config(self):

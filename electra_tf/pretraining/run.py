@@ -108,7 +108,10 @@ def run_pretraining(
         model = ElectraPretrainer(config)
         model.compile()
     checkpointer = Checkpointer(
-        checkpointer_dir, model, keep=train.keep_checkpoints, is_chief=is_chief,
+        checkpointer_dir,
+        model,
+        keep=train.keep_checkpoints,
+        is_chief=is_chief,
         worker_id=worker_id,
     )
     start = 0
@@ -167,7 +170,12 @@ def run_pretraining(
         logs = {name: float(values[-1]) for name, values in history.history.items()}
     step = int(model.optimizer.iterations.numpy())
     if is_chief:
-        summary = {"step": step, "resumed_from": start, "logs": logs, "window_logs": scalars.last_logs}
+        summary = {
+            "step": step,
+            "resumed_from": start,
+            "logs": logs,
+            "window_logs": scalars.last_logs,
+        }
         (output_dir / "last_run.json").write_text(json.dumps(summary, indent=2) + "\n")
     return RunResult(
         model=model,

@@ -44,8 +44,10 @@ class ElectraObjective(Objective):
             return logits, loss, per_slot
 
         return self._forward_backward(
-            forward, self.generator.trainable_variables,
-            self.config.objective.mlm_weight * loss_scale, grads,
+            forward,
+            self.generator.trainable_variables,
+            self.config.objective.mlm_weight * loss_scale,
+            grads,
         )
 
     def discriminator_pass(self, inputs, labels, weights, normalizer, loss_scale, training, grads):
@@ -57,8 +59,10 @@ class ElectraObjective(Objective):
             return logits, loss, per_token
 
         return self._forward_backward(
-            forward, self.discriminator.trainable_variables,
-            self.config.objective.discriminator_weight * loss_scale, grads,
+            forward,
+            self.discriminator.trainable_variables,
+            self.config.objective.discriminator_weight * loss_scale,
+            grads,
         )
 
     # The step ---------------------------------------------------------------------------------
@@ -92,8 +96,13 @@ class ElectraObjective(Objective):
             "mask_positions": masked.positions,
         }
         logits, mlm_loss, per_slot, generator_grads = self.compiled(self.generator_pass)(
-            generator_inputs, masked.targets, masked.weights, mlm_normalizer,
-            context.loss_scale, training, with_gradients,
+            generator_inputs,
+            masked.targets,
+            masked.weights,
+            mlm_normalizer,
+            context.loss_scale,
+            training,
+            with_gradients,
         )
 
         samples = self.sample(logits, masked, context)
@@ -106,9 +115,16 @@ class ElectraObjective(Objective):
             "segment_ids": segment_ids,
             "padding_mask": padding_mask,
         }
-        disc_logits, disc_loss, per_token, discriminator_grads = self.compiled(self.discriminator_pass)(
-            discriminator_inputs, labels, token_weights, discriminator_normalizer,
-            context.loss_scale, training, with_gradients,
+        disc_logits, disc_loss, per_token, discriminator_grads = self.compiled(
+            self.discriminator_pass
+        )(
+            discriminator_inputs,
+            labels,
+            token_weights,
+            discriminator_normalizer,
+            context.loss_scale,
+            training,
+            with_gradients,
         )
 
         gradients = None

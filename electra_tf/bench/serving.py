@@ -1,0 +1,168 @@
+"""Serving latency and throughput of the exported discriminator, beside Keras and PyTorch.
+
+    python -m electra_tf.bench serving --recipe small --batches 1 32 --seq 128
+
+For each batch size it times, in one process and in this order:
+
+1. `keras_predict`: `ElectraDiscriminator.predict_on_batch` (Keras 3);
+2. `saved_model`: the exported SavedModel's `serving_default` signature,
+   loaded with `tf.saved_model.load`;
+3. `hf_torch`: Hugging Face's `ElectraForPreTraining` of the same size on
+   PyTorch (CPU, `torch.inference_mode`), when transformers is installed.
+
+Weights are random (the timing does not depend on them). Each call is
+timed alone after warm-up; the JSON lines give p50 and p99 latency (ms) and
+throughput (sequences per second at the median latency) and the ratio of
+each to the SavedModel.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import time
+
+import numpy as np
+
+__all__ = ["main"]
+
+
+def _time(call, iterations: int, warmup: int) -> dict:
+    for _ in range(warmup):
+        call()
+    times = []
+    for _ in range(iterations):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    times = np.asarray(times) * 1000.0
+    return {
+        "p50_ms": float(np.percentile(times, 50)),
+        "p99_ms": float(np.percentile(times, 99)),
+        "mean_ms": float(times.mean()),
+        "iterations": iterations,
+    }
+
+
+def run(args) -> list[dict]:
+    import tensorflow as tf
+
+    from electra_tf.config import load_recipe
+    from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
+    from electra_tf.pretraining.pretrainer import ElectraPretrainer
+    from electra_tf.serving.saved_model import export_for_serving, float32_discriminator
+
+    config = load_recipe(args.recipe).override(
+        f"data.sequence_length={args.seq}",
+        "data.pad_id=0",
+        "data.unk_id=1",
+        "data.cls_id=2",
+        "data.sep_id=3",
+        "data.mask_id=4",
+    )
+    vocabulary = config.model.vocabulary_size
+    model = ElectraPretrainer(config)
+    discriminator = float32_discriminator(model)
+    folder = tempfile.mkdtemp(prefix="electra-serving-bench-")
+    vocab = write_vocabulary(
+        list(SPECIAL_TOKENS) + [f"w{i}" for i in range(vocabulary - 5)],
+        os.path.join(folder, "vocab.txt"),
+    )
+    exported = export_for_serving(
+        model, folder, vocab_file=vocab, warmup=False, seq_length=args.seq
+    )
+    import tensorflow_text  # noqa: F401 - the export's text signatures need its ops to load
+
+    signature = tf.saved_model.load(str(exported)).signatures["serving_default"]
+    hf_model = None
+    try:
+        import torch
+        import transformers
+
+        torch.set_num_threads(os.cpu_count() or 1)
+        hf_config = transformers.ElectraConfig(
+            vocab_size=vocabulary,
+            embedding_size=config.model.embedding_dim,
+            hidden_size=config.model.hidden_dim,
+            num_hidden_layers=config.model.num_layers,
+            num_attention_heads=config.model.num_heads,
+            intermediate_size=config.model.intermediate_dim,
+            hidden_act="gelu",
+        )
+        hf_model = transformers.ElectraForPreTraining(hf_config).eval()
+    except ImportError:
+        pass
+
+    records = []
+    rng = np.random.default_rng(0)
+    for batch in args.batches:
+        ids = rng.integers(5, vocabulary, size=(batch, args.seq)).astype(np.int32)
+        ids[:, 0], ids[:, -1] = 2, 3
+        mask, types = np.ones_like(ids), np.zeros_like(ids)
+        features = {"token_ids": ids, "padding_mask": mask, "segment_ids": types}
+        tensors = {
+            "input_word_ids": tf.constant(ids),
+            "input_mask": tf.constant(mask),
+            "input_type_ids": tf.constant(types),
+        }
+        candidates = {
+            "keras_predict": lambda f=features: discriminator.predict_on_batch(f),
+            "saved_model": lambda t=tensors: signature(**t)["rtd_logits"].numpy(),
+        }
+        if hf_model is not None:
+            import torch
+
+            torch_inputs = {
+                "input_ids": torch.tensor(ids).long(),
+                "attention_mask": torch.tensor(mask).long(),
+                "token_type_ids": torch.tensor(types).long(),
+            }
+
+            def hf_call(inputs=torch_inputs):
+                with torch.inference_mode():
+                    return hf_model(**inputs).logits.numpy()
+
+            candidates["hf_torch"] = hf_call
+        timings = {}
+        for name, call in candidates.items():
+            iterations = max(args.min_iterations, int(args.iterations * (1 if batch == 1 else 0.3)))
+            timings[name] = _time(call, iterations, args.warmup)
+        reference = timings["saved_model"]["p50_ms"]
+        for name, timing in timings.items():
+            record = {
+                "kind": "serving",
+                "runtime": name,
+                "recipe": args.recipe,
+                "batch": batch,
+                "seq_len": args.seq,
+                **timing,
+                "sequences_per_s": batch * 1000.0 / timing["p50_ms"],
+                "p50_vs_saved_model": timing["p50_ms"] / reference,
+                "onednn_enabled": os.environ.get("TF_ENABLE_ONEDNN_OPTS"),
+            }
+            records.append(record)
+            print(json.dumps(record, sort_keys=True), flush=True)
+    return records
+
+
+def main(argv=None) -> int:
+    os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    parser = argparse.ArgumentParser(prog="python -m electra_tf.bench serving")
+    parser.add_argument("--recipe", default="small", help="model size (default small)")
+    parser.add_argument(
+        "--batches", type=int, nargs="+", default=[1, 32], help="batch sizes (default 1 32)"
+    )
+    parser.add_argument("--seq", type=int, default=128, help="sequence length (default 128)")
+    parser.add_argument(
+        "--iterations",
+        type=int,
+        default=100,
+        help="timed calls at batch 1 (30%% of it at larger batches; default 100)",
+    )
+    parser.add_argument("--min-iterations", type=int, default=10, help="fewest timed calls")
+    parser.add_argument("--warmup", type=int, default=5, help="untimed calls first (default 5)")
+    run(parser.parse_args(argv))
+    return 0

@@ -1,0 +1,137 @@
+"""Graph tokenization with tensorflow-text: normalization, BERT splitting, WordPiece.
+
+`ElectraTokenizer` is a `tf.Module`, so the same object that tokenizes the
+corpus in `tf.data` goes into an exported preprocessing SavedModel, with the
+vocabulary file as an asset. It uses only ops that tensorflow-text 2.12.1
+registers (the version inside TF Serving's model server): CaseFoldUTF8,
+NormalizeUTF8, RegexSplitWithOffsets, WordpieceTokenizeWithOffsets.
+"""
+
+from __future__ import annotations
+
+import os
+
+import tensorflow as tf
+import tensorflow_text as tf_text
+
+from electra_tf.data.vocabulary import read_vocabulary, special_ids
+
+__all__ = ["ElectraTokenizer", "normalize_text"]
+
+
+def normalize_text(texts, lower_case: bool = True, strip_accents: bool = True):
+    """BERT's normalization in graph ops: case folding and accent stripping (NFD, drop Mn).
+
+    Args:
+        texts: string tensor of any shape.
+        lower_case: fold case (Unicode case folding, as BERT's lower-casing).
+        strip_accents: decompose (NFD) and remove combining marks.
+
+    Returns:
+        string tensor of the same shape.
+    """
+    if lower_case:
+        texts = tf_text.case_fold_utf8(texts)
+    if strip_accents:
+        texts = tf_text.normalize_utf8(texts, "NFD")
+        texts = tf.strings.regex_replace(texts, r"\p{Mn}", "")
+    return texts
+
+
+class ElectraTokenizer(tf.Module):
+    """Text to WordPiece ids, as BERT's uncased tokenizer does, in TensorFlow ops.
+
+    Args:
+        vocab_file: path of a vocab.txt (one token per line, id = line number).
+        lower_case: fold case (default True, for uncased vocabularies).
+        strip_accents: remove accents; defaults to `lower_case`, as in BERT.
+        max_bytes_per_word: longer words become [UNK] (BERT: 100 bytes).
+
+    Example:
+
+    >>> import tempfile, os
+    >>> folder = tempfile.mkdtemp()
+    >>> path = os.path.join(folder, "vocab.txt")
+    >>> _ = open(path, "w").write("\\n".join(
+    ...     ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "cafe", "is", "open", "##s", "."]))
+    >>> tokenizer = ElectraTokenizer(path)
+    >>> tokenizer.tokenize(["Café IS opens."]).to_list()
+    [[5, 6, 7, 8, 9]]
+    >>> tokenizer.detokenize([[5, 6, 7, 8, 9]]).numpy().tolist()
+    [b'cafe is opens .']
+    """
+
+    def __init__(
+        self,
+        vocab_file,
+        lower_case: bool = True,
+        strip_accents: bool | None = None,
+        max_bytes_per_word: int = 100,
+        name: str = "electra_tokenizer",
+    ):
+        super().__init__(name=name)
+        self.vocab_file = os.fspath(vocab_file)
+        self.vocabulary = read_vocabulary(self.vocab_file)
+        self.lower_case = bool(lower_case)
+        self.strip_accents = self.lower_case if strip_accents is None else bool(strip_accents)
+        ids = special_ids(self.vocabulary)
+        self.pad_id, self.unk_id = ids["pad"], ids["unk"]
+        self.cls_id, self.sep_id, self.mask_id = ids["cls"], ids["sep"], ids["mask"]
+        self.vocabulary_size = len(self.vocabulary)
+        self._vocab_asset = tf.saved_model.Asset(self.vocab_file)
+        initializer = tf.lookup.TextFileInitializer(
+            self._vocab_asset,
+            key_dtype=tf.string,
+            key_index=tf.lookup.TextFileIndex.WHOLE_LINE,
+            value_dtype=tf.int64,
+            value_index=tf.lookup.TextFileIndex.LINE_NUMBER,
+        )
+        self._table = tf.lookup.StaticHashTable(initializer, default_value=self.unk_id)
+        self._bert = tf_text.BertTokenizer(
+            self._table,
+            token_out_type=tf.int64,
+            unknown_token="[UNK]",
+            max_bytes_per_word=max_bytes_per_word,
+            lower_case=False,
+        )
+        self._id_to_token = tf.constant(self.vocabulary)
+
+    @property
+    def special_ids(self) -> dict[str, int]:
+        return special_ids(self.vocabulary)
+
+    def normalize(self, texts):
+        return normalize_text(texts, self.lower_case, self.strip_accents)
+
+    def tokenize_words(self, texts) -> tf.RaggedTensor:
+        """Ids grouped by word: int64 ragged `[B, (words), (pieces)]` (TF-Hub's layout)."""
+        texts = tf.convert_to_tensor(texts, tf.string)
+        return self._bert.tokenize(self.normalize(texts))
+
+    def tokenize(self, texts) -> tf.RaggedTensor:
+        """Ids of each text.
+
+        Args:
+            texts: string tensor `[B]`.
+
+        Returns:
+            int64 ragged `[B, (tokens)]`.
+        """
+        return self.tokenize_words(texts).merge_dims(-2, -1)
+
+    def detokenize(self, ids) -> tf.Tensor:
+        """Ids back to space-joined text (WordPiece '##' pieces glued to their word)."""
+        ids = tf.cast(ids, tf.int64)
+        if not isinstance(ids, tf.RaggedTensor):
+            ids = tf.RaggedTensor.from_tensor(tf.convert_to_tensor(ids))
+        tokens = tf.gather(self._id_to_token, ids)
+        joined = tf.strings.reduce_join(tokens, axis=-1, separator=" ")
+        return tf.strings.regex_replace(joined, " ##", "")
+
+    def config(self) -> dict:
+        return {
+            "lower_case": self.lower_case,
+            "strip_accents": self.strip_accents,
+            "vocabulary_size": self.vocabulary_size,
+            "special_ids": self.special_ids,
+        }

@@ -1,0 +1,1 @@
+"""Fine-tuning and evaluation: tasks, readers, metrics, layer-wise learning rates, seeds."""

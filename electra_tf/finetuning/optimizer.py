@@ -1,0 +1,89 @@
+"""Layer-wise learning-rate decay for fine-tuning (ELECTRA_SPEC.md, "Fine-tuning").
+
+Depths: the embeddings (and `embeddings_project`) are depth 0, encoder layer
+i is depth i + 1, the task head is the top. A variable at depth d trains at
+`lr * decay ** (top - d)`. The paper's top is L + 1, so the last encoder layer
+gets `decay` and the head the full rate. The reference code counts one extra
+level (top = L + 2 for the head, so the last layer gets `decay ** 2`);
+`reference=True` reproduces it.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+from keras import ops
+
+from electra_tf.pretraining.optimizer import ElectraAdamW
+
+__all__ = ["layer_depths", "layerwise_multipliers", "LayerwiseAdamW"]
+
+
+def layer_depths(model, reference: bool = False) -> tuple[dict[int, int], int]:
+    """(`id(variable)` -> depth, top depth) for a fine-tuning model with an `encoder`."""
+    encoder = model.encoder
+    top = encoder.num_layers + (2 if reference else 1)
+    depths = {}
+    for variable in encoder.embeddings.trainable_variables:
+        depths[id(variable)] = 0
+    if encoder.embeddings_project is not None:
+        for variable in encoder.embeddings_project.trainable_variables:
+            depths[id(variable)] = 0
+    for i, layer in enumerate(encoder.transformer_layers):
+        for variable in layer.trainable_variables:
+            depths[id(variable)] = i + 1
+    for variable in model.trainable_variables:
+        depths.setdefault(id(variable), top)
+    return depths, top
+
+
+def layerwise_multipliers(model, decay: float, reference: bool = False) -> dict[int, float]:
+    """`id(variable)` -> learning-rate multiplier `decay ** (top - depth)`."""
+    depths, top = layer_depths(model, reference)
+    return {key: decay ** (top - depth) for key, depth in depths.items()}
+
+
+class LayerwiseAdamW(ElectraAdamW):
+    """`ElectraAdamW` whose learning rate (and hence decoupled weight decay) is scaled per variable.
+
+    Args:
+        multipliers: `id(keras variable)` -> factor, from `layerwise_multipliers`.
+        **kwargs: as `ElectraAdamW`.
+    """
+
+    def __init__(self, multipliers: dict[int, float] | None = None, **kwargs):
+        super().__init__(**kwargs)
+        self._multipliers_by_id = dict(multipliers or {})
+        self._multipliers = {}
+
+    def build(self, variables):
+        super().build(variables)
+        self._multipliers = {
+            self._var_key(v): self._multipliers_by_id.get(id(v), 1.0) for v in variables
+        }
+
+    def _multiplier(self, variable) -> float:
+        return self._multipliers.get(self._var_key(variable), 1.0)
+
+    def update_step(self, gradient, variable, learning_rate):
+        scaled = ops.multiply(ops.cast(learning_rate, variable.dtype), self._multiplier(variable))
+        return super().update_step(gradient, variable, scaled)
+
+    def _apply_weight_decay(self, variables):
+        if not self.weight_decay:
+            return
+
+        def apply(distribution, variables):
+            def decay(variable):
+                if self._use_weight_decay(variable):
+                    rate = tf.cast(self.learning_rate, variable.dtype) * self._multiplier(variable)
+                    variable.assign_sub(
+                        variable * tf.cast(self.weight_decay, variable.dtype) * rate
+                    )
+
+            for variable in variables:
+                variable = getattr(variable, "value", variable)
+                distribution.extended.update(variable, decay, group=False)
+
+        tf.__internal__.distribute.interim.maybe_merge_call(
+            apply, self._distribution_strategy, variables
+        )

@@ -1,0 +1,7 @@
+"""Turning a trained model into artifacts others serve and reuse, and bringing released weights in.
+
+- `saved_model`: a SavedModel for TF Serving (id and raw-text signatures, warmup requests);
+- `hub`: a TF-Hub-style encoder and preprocessor pair;
+- `keras_hub_preset`: a keras-hub `ElectraBackbone` preset, written and read;
+- `importers`: the reference TF1 checkpoints and Hugging Face ELECTRA weights.
+"""

@@ -1,0 +1,294 @@
+"""The discriminator as a SavedModel for TF Serving: id and raw-text signatures.
+
+Layout: `DIR/<model_name>/<version>/` with `saved_model.pb`, `variables/`,
+`assets/vocab.txt` and `assets.extra/tf_serving_warmup_requests`.
+
+Signatures:
+
+- `serving_default`: int32 `input_word_ids`, `input_mask`, `input_type_ids`
+  `[batch, seq]` (seq up to the export's maximum) -> `rtd_logits` and
+  `rtd_probabilities` `[batch, seq]` (replaced-token detection),
+  `sequence_output` `[batch, seq, hidden]` and `pooled_output` `[batch, hidden]`
+  (the [CLS] vector: ELECTRA has no pooler).
+- `serve_text`: string `text` `[batch]` -> the same outputs plus the packed
+  `input_word_ids`, `input_mask`, `input_type_ids` (`[batch, seq_length]`).
+- `serve_text_pair`: string `text_a`, `text_b` `[batch]` -> the same, as
+  `[CLS] A [SEP] B [SEP]` truncated longest-first.
+
+The text signatures tokenize with tensorflow-text ops (the vocabulary is an
+asset), so a server must have tensorflow-text's kernels: Python after
+`import tensorflow_text`, or TF Serving's model server, which embeds
+tensorflow-text 2.12.1 (the graph uses only ops that version registers). The
+id signature needs only core TensorFlow.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import tensorflow as tf
+
+from electra_tf.data.inputs import pack_inputs
+from electra_tf.data.tokenizer import ElectraTokenizer
+from electra_tf.models.discriminator import ElectraDiscriminator
+
+__all__ = [
+    "ServingModule",
+    "float32_discriminator",
+    "export_for_serving",
+    "write_warmup_requests",
+    "write_config_asset",
+    "ID_INPUTS",
+]
+
+ID_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
+
+
+def float32_discriminator(model) -> ElectraDiscriminator:
+    """A float32 copy of the discriminator of a pretrainer (or of a discriminator)."""
+    discriminator = getattr(model, "discriminator", model)
+    config = discriminator.get_config()
+    config.pop("name", None)
+    copy = ElectraDiscriminator(dtype="float32", **config)
+    copy.build()
+    for target, source in zip(copy.weights, discriminator.weights, strict=True):
+        target.assign(tf.cast(source, "float32"))
+    return copy
+
+
+class ServingModule(tf.Module):
+    """The exported object: a float32 discriminator, the tokenizer and the signatures.
+
+    Args:
+        discriminator: a float32 `ElectraDiscriminator`.
+        tokenizer: an `ElectraTokenizer` (its vocabulary becomes an asset).
+        seq_length: the text signatures' packed length.
+    """
+
+    def __init__(self, discriminator, tokenizer: ElectraTokenizer, seq_length: int = 128):
+        super().__init__(name="electra_serving")
+        self.discriminator = discriminator
+        # The encoder's weights in `encoder.weights` order: their checkpoint keys are
+        # `encoder_weights/<i>/...`, which `electra_tf.finetuning.init` reads back by position.
+        self.encoder_weights = [w.value for w in discriminator.encoder.weights]
+        self.tokenizer = tokenizer
+        self.max_sequence_length = int(discriminator.encoder.max_sequence_length)
+        self.vocabulary_size = int(discriminator.encoder.vocabulary_size)
+        self.seq_length = int(min(seq_length, self.max_sequence_length))
+        self.serve = tf.function(
+            self._serve,
+            input_signature=[tf.TensorSpec([None, None], tf.int32, name=n) for n in ID_INPUTS],
+        )
+        self.serve_text = tf.function(
+            self._serve_text, input_signature=[tf.TensorSpec([None], tf.string, name="text")]
+        )
+        self.serve_text_pair = tf.function(
+            self._serve_text_pair,
+            input_signature=[
+                tf.TensorSpec([None], tf.string, name="text_a"),
+                tf.TensorSpec([None], tf.string, name="text_b"),
+            ],
+        )
+
+    def _checks(self, input_word_ids, input_mask, input_type_ids):
+        length = tf.shape(input_word_ids)[1]
+        return [
+            tf.debugging.assert_less_equal(
+                length,
+                self.max_sequence_length,
+                message=f"input_word_ids is longer than the model maximum of "
+                f"{self.max_sequence_length} positions; truncate the sequence",
+            ),
+            tf.debugging.assert_equal(
+                tf.shape(input_mask),
+                tf.shape(input_word_ids),
+                message="input_mask must have the shape of input_word_ids",
+            ),
+            tf.debugging.assert_equal(
+                tf.shape(input_type_ids),
+                tf.shape(input_word_ids),
+                message="input_type_ids must have the shape of input_word_ids",
+            ),
+            tf.debugging.assert_non_negative(
+                input_word_ids, message="input_word_ids must be non-negative token ids"
+            ),
+            tf.debugging.assert_less(
+                input_word_ids,
+                self.vocabulary_size,
+                message=f"input_word_ids holds an id outside the vocabulary of "
+                f"{self.vocabulary_size} tokens",
+            ),
+        ]
+
+    def _outputs(self, input_word_ids, input_mask, input_type_ids):
+        with tf.control_dependencies(self._checks(input_word_ids, input_mask, input_type_ids)):
+            inputs = {
+                "token_ids": tf.identity(input_word_ids),
+                "padding_mask": input_mask,
+                "segment_ids": input_type_ids,
+            }
+        sequence = self.discriminator.encoder(inputs, training=False)
+        logits = self.discriminator.rtd_head(sequence)
+        return {
+            "rtd_logits": logits,
+            "rtd_probabilities": tf.sigmoid(logits),
+            "sequence_output": sequence,
+            "pooled_output": sequence[:, 0, :],
+        }
+
+    def _serve(self, input_word_ids, input_mask, input_type_ids):
+        return self._outputs(input_word_ids, input_mask, input_type_ids)
+
+    def _packed_outputs(self, packed):
+        outputs = self._outputs(packed["token_ids"], packed["padding_mask"], packed["segment_ids"])
+        outputs.update(
+            input_word_ids=packed["token_ids"],
+            input_mask=packed["padding_mask"],
+            input_type_ids=packed["segment_ids"],
+        )
+        return outputs
+
+    def _serve_text(self, text):
+        tok = self.tokenizer
+        packed = pack_inputs(
+            tok.tokenize(text),
+            sequence_length=self.seq_length,
+            cls_id=tok.cls_id,
+            sep_id=tok.sep_id,
+            pad_id=tok.pad_id,
+        )
+        return self._packed_outputs(packed)
+
+    def _serve_text_pair(self, text_a, text_b):
+        tok = self.tokenizer
+        packed = pack_inputs(
+            tok.tokenize(text_a),
+            tok.tokenize(text_b),
+            sequence_length=self.seq_length,
+            cls_id=tok.cls_id,
+            sep_id=tok.sep_id,
+            pad_id=tok.pad_id,
+        )
+        return self._packed_outputs(packed)
+
+
+def write_config_asset(folder, kind: str, encoder, lower_case: bool, strip_accents) -> Path:
+    """`assets.extra/electra_config.json`: what rebuilds the encoder from this SavedModel."""
+    config = encoder.get_config()
+    config.pop("name", None)
+    path = Path(folder) / "assets.extra" / "electra_config.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        json.dumps(
+            {
+                "kind": kind,
+                "encoder": config,
+                "lower_case": lower_case,
+                "strip_accents": strip_accents,
+            },
+            indent=2,
+        )
+        + "\n"
+    )
+    return path
+
+
+def write_warmup_requests(path, model_name: str, seq_length: int, vocabulary_size: int) -> Path:
+    """`assets.extra/tf_serving_warmup_requests`: PredictionLogs TF Serving replays on load."""
+    from tensorflow_serving.apis import predict_pb2, prediction_log_pb2
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(0)
+    with tf.io.TFRecordWriter(str(path)) as writer:
+        for batch in (1, 8):
+            ids = rng.integers(5, vocabulary_size, size=(batch, seq_length)).astype(np.int32)
+            request = predict_pb2.PredictRequest()
+            request.model_spec.name = model_name
+            request.model_spec.signature_name = "serving_default"
+            request.inputs["input_word_ids"].CopyFrom(tf.make_tensor_proto(ids))
+            request.inputs["input_mask"].CopyFrom(tf.make_tensor_proto(np.ones_like(ids)))
+            request.inputs["input_type_ids"].CopyFrom(tf.make_tensor_proto(np.zeros_like(ids)))
+            log = prediction_log_pb2.PredictionLog(
+                predict_log=prediction_log_pb2.PredictLog(request=request)
+            )
+            writer.write(log.SerializeToString())
+        for signature, inputs in (
+            ("serve_text", {"text": ["The weather is fine today."]}),
+            ("serve_text_pair", {"text_a": ["Is it raining?"], "text_b": ["No, it is sunny."]}),
+        ):
+            request = predict_pb2.PredictRequest()
+            request.model_spec.name = model_name
+            request.model_spec.signature_name = signature
+            for name, value in inputs.items():
+                request.inputs[name].CopyFrom(tf.make_tensor_proto(value))
+            log = prediction_log_pb2.PredictionLog(
+                predict_log=prediction_log_pb2.PredictLog(request=request)
+            )
+            writer.write(log.SerializeToString())
+    return path
+
+
+def export_for_serving(
+    model,
+    out_dir,
+    *,
+    vocab_file,
+    model_name: str = "electra",
+    version: int = 1,
+    seq_length: int = 128,
+    lower_case: bool = True,
+    strip_accents: bool | None = None,
+    warmup: bool = True,
+) -> Path:
+    """Writes `out_dir/<model_name>/<version>/`, a SavedModel for TF Serving.
+
+    Args:
+        model: an `ElectraPretrainer` or `ElectraDiscriminator` (any precision;
+            exported in float32).
+        out_dir: the model base path TF Serving watches.
+        vocab_file: the vocabulary (copied into the SavedModel as an asset).
+        model_name, version: the TF Serving layout.
+        seq_length: packed length of the text signatures.
+        lower_case, strip_accents: the tokenizer's normalization.
+        warmup: write `assets.extra/tf_serving_warmup_requests`.
+
+    Returns:
+        The version folder.
+    """
+    if not vocab_file or not os.path.exists(vocab_file):
+        from electra_tf.data.vocabulary import VocabularyError
+
+        raise VocabularyError(
+            f"The vocabulary {vocab_file!r} is needed for the text signatures but does not exist; "
+            "pass --vocab-file."
+        )
+    target = Path(out_dir) / model_name / str(version)
+    discriminator = float32_discriminator(model)
+    tokenizer = ElectraTokenizer(vocab_file, lower_case=lower_case, strip_accents=strip_accents)
+    module = ServingModule(discriminator, tokenizer, seq_length=seq_length)
+    signatures = {
+        "serving_default": module.serve.get_concrete_function(),
+        "serve_text": module.serve_text.get_concrete_function(),
+        "serve_text_pair": module.serve_text_pair.get_concrete_function(),
+    }
+    temporary = target.with_name(f".{target.name}.tmp")
+    if temporary.exists():
+        shutil.rmtree(temporary)
+    tf.saved_model.save(module, str(temporary), signatures=signatures)
+    write_config_asset(temporary, "serving", discriminator.encoder, lower_case, strip_accents)
+    if warmup:
+        write_warmup_requests(
+            temporary / "assets.extra" / "tf_serving_warmup_requests",
+            model_name,
+            module.seq_length,
+            module.vocabulary_size,
+        )
+    if target.exists():
+        shutil.rmtree(target)
+    os.replace(temporary, target)
+    return target

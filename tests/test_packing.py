@@ -1,0 +1,100 @@
+"""Example packing against answers worked out by hand, with the random draws scripted."""
+
+import pytest
+
+from electra_tf.data.packing import ExampleBuilder
+
+CLS, SEP = 2, 3
+
+
+class Scripted:
+    """Stands in for random.Random: returns the given draws in order, and records them."""
+
+    def __init__(self, randoms, randints=()):
+        self.randoms, self.randints = list(randoms), list(randints)
+
+    def random(self):
+        return self.randoms.pop(0)
+
+    def randint(self, low, high):
+        value = self.randints.pop(0)
+        assert low <= value <= high
+        return value
+
+
+def _builder(max_length, randoms, randints=()):
+    builder = ExampleBuilder(max_length, CLS, SEP, seed=0)
+    builder.random = Scripted(randoms, randints)
+    return builder
+
+
+def test_two_segments_split_at_half_the_target():
+    # max 12: A's target is (12 - 3) // 2 = 4. Draws in order: single segment? 0.5 (no);
+    # the half chance for [12 13 14]: 0.7 (no); next target short? 0.9 (no).
+    b = _builder(12, [0.5, 0.7, 0.9])
+    assert b.add_sentence([10, 11]) is None
+    assert b.add_sentence([12, 13, 14]) is None
+    assert b.add_sentence([15, 16]) is None
+    example = b.add_sentence([17, 18, 19, 20, 21])  # 12 tokens >= 12: pack
+    ids, mask, segments = example
+    # [10 11] -> A (A empty). [12 13 14]: 2+3 < 4 no; B empty and 2 < 4 and draw 0.7 < 0.5 no -> B.
+    # [15 16] and [17..21] -> B. A = [10 11] (<= 10), B truncated to 12 - 2 - 3 = 7 tokens.
+    assert ids == [CLS, 10, 11, SEP, 12, 13, 14, 15, 16, 17, 18, SEP]
+    assert mask == [1] * 12
+    assert segments == [0, 0, 0, 0] + [1] * 8
+    assert b.target_length == 12 and not b.random.randoms
+
+
+def test_half_chance_sends_an_overflowing_sentence_to_a():
+    b = _builder(12, [0.5, 0.2, 0.9])
+    b.add_sentence([10, 11])
+    b.add_sentence([12, 13, 14])
+    ids, _, segments = b.add_sentence([15] * 7)
+    # [12 13 14] goes to A on the 0.2 < 0.5 draw; then [15]*7: 5 + 7 < 4 no, B empty but A (5)
+    # is not under 4: -> B. A = 5 tokens, B truncated to 12 - 5 - 3 = 4.
+    assert ids == [CLS, 10, 11, 12, 13, 14, SEP, 15, 15, 15, 15, SEP]
+    assert segments == [0] * 7 + [1] * 5
+
+
+def test_single_segment_and_truncation_to_max_minus_two():
+    b = _builder(8, [0.05, 0.9])  # 0.05 < 0.1: one segment (A's target 100000)
+    ids, mask, segments = b.add_sentence(list(range(20, 30)))
+    assert ids == [CLS, 20, 21, 22, 23, 24, 25, SEP]  # A truncated to 8 - 2 = 6, no B
+    assert segments == [0] * 8 and mask == [1] * 8
+
+
+def test_short_target_then_padding_and_document_end():
+    b = _builder(10, [0.5, 0.01, 0.5, 0.9], randints=[6])
+    first = b.add_sentence(list(range(20, 31)))  # 11 >= 10
+    assert first[0] == [CLS, 20, 21, 22, 23, 24, 25, 26, 27, SEP]
+    assert b.target_length == 6  # 0.01 < 0.05: next target drawn from [5, 10] -> 6
+    assert b.add_sentence([40, 41]) is None
+    ids, mask, segments = b.end_document()  # a short document: padded to 10
+    assert ids == [CLS, 40, 41, SEP, 0, 0, 0, 0, 0, 0]
+    assert mask == [1, 1, 1, 1, 0, 0, 0, 0, 0, 0]
+    assert segments == [0] * 10
+    assert b.end_document() is None  # nothing pending
+    assert b.add_sentence([]) is None  # empty sentences change nothing
+
+
+def test_seeded_builders_are_deterministic_and_seed_sensitive():
+    sentences = [[i] * (1 + i % 7) for i in range(10, 200)]
+
+    def run(seed):
+        b = ExampleBuilder(16, CLS, SEP, seed=seed)
+        out = [b.add_sentence(s) for s in sentences] + [b.end_document()]
+        return [e for e in out if e is not None]
+
+    assert run(1) == run(1)
+    assert run(1) != run(2)
+    for ids, mask, segments in run(1):
+        assert len(ids) == len(mask) == len(segments) == 16
+        assert ids[0] == CLS and ids[sum(mask) - 1] == SEP
+
+
+@pytest.mark.parametrize("max_length", [5, 9, 128])
+def test_every_example_fits(max_length):
+    b = ExampleBuilder(max_length, CLS, SEP, seed=3)
+    examples = [b.add_sentence([7] * n) for n in (1, 50, 3, 200, 2, 2, 2, 90)] + [b.end_document()]
+    for example in filter(None, examples):
+        assert len(example[0]) == max_length and example[0].count(SEP) in (1, 2)

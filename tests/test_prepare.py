@@ -1,0 +1,157 @@
+"""prepare: corpus -> vocabulary + shards + manifest, deterministic, and pretrain-ready."""
+
+import hashlib
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from electra_tf.data.corpus import CorpusError, TextSource
+from electra_tf.data.prepare import prepare_corpus
+from electra_tf.data.tfrecords import Manifest, parse_batch, resolve_files
+
+SENTENCES = [
+    "The river flows past the old mill.",
+    "Children play near the water.",
+    "A heron waits on the bank.",
+    "Clouds gather over the hills.",
+    "Rain falls on the roofs.",
+    "The baker opens his shop early.",
+    "Fresh bread smells wonderful.",
+    "People queue outside.",
+]
+
+
+def _corpus(folder, documents=30):
+    folder.mkdir(parents=True, exist_ok=True)
+    for d in range(documents):
+        lines = [SENTENCES[(d + k) % len(SENTENCES)] for k in range(2 + d % 5)]
+        (folder / f"doc{d:03d}.txt").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+def _digest(folder):
+    return {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.glob("pretrain-*.tfrecord"))
+    }
+
+
+def test_prepare_writes_shards_vocab_and_manifest_and_reruns_identically(tmp_path):
+    corpus = _corpus(tmp_path / "corpus")
+    out = tmp_path / "data"
+    result = prepare_corpus(
+        [TextSource([str(corpus)], layout="files")],
+        out,
+        vocabulary_size=80,
+        sequence_length=24,
+        examples_per_shard=7,
+        progress=False,
+    )
+    manifest = Manifest.read(out)
+    assert manifest.sequence_length == 24 and manifest.num_examples == result.examples > 7
+    assert [count for _, count in manifest.shards][:-1] == [7] * (len(manifest.shards) - 1)
+    assert manifest.special_ids == {"pad": 0, "unk": 1, "cls": 2, "sep": 3, "mask": 4}
+    assert (out / "vocab.txt").read_text().split("\n")[:5] == [
+        "[PAD]",
+        "[UNK]",
+        "[CLS]",
+        "[SEP]",
+        "[MASK]",
+    ]
+    assert not list(out.glob("*.tmp"))
+    unigram = np.load(out / "unigram_counts.npy")
+    assert unigram.sum() == result.tokens and unigram[2] == result.examples  # one [CLS] each
+    files, counts, _ = resolve_files(str(out))
+    batch = parse_batch(next(iter(tf.data.TFRecordDataset(files).batch(100))), 24)
+    ids, mask = batch["token_ids"].numpy(), batch["padding_mask"].numpy()
+    assert (ids[:, 0] == 2).all() and (ids[mask == 0] == 0).all()
+    assert (ids[mask == 1] != 1).all()  # every word of this corpus is in the learned vocabulary
+    first = _digest(out)
+    prepare_corpus(
+        [TextSource([str(corpus)], layout="files")],
+        out,
+        vocabulary_size=80,
+        sequence_length=24,
+        examples_per_shard=7,
+        progress=False,
+    )
+    assert _digest(out) == first
+    report = json.loads((out / "prepare_report.json").read_text())
+    assert report["corpus"]["documents"] == 30
+
+
+def test_given_vocabulary_and_a_corpus_with_no_usable_text(tmp_path):
+    corpus = _corpus(tmp_path / "corpus", documents=4)
+    first = tmp_path / "first"
+    prepare_corpus(
+        [TextSource([str(corpus)])], first, vocabulary_size=60, sequence_length=16, progress=False
+    )
+    again = tmp_path / "again"
+    prepare_corpus(
+        [TextSource([str(corpus)])],
+        again,
+        vocab_file=first / "vocab.txt",
+        sequence_length=16,
+        progress=False,
+    )
+    assert (again / "vocab.txt").read_text() == (first / "vocab.txt").read_text()
+    assert _digest(again) == _digest(first)
+    (tmp_path / "blank").mkdir()
+    (tmp_path / "blank" / "a.txt").write_bytes(b"\xff\xfe\xfa\n")
+    (tmp_path / "blank" / "b.txt").write_bytes(b"")
+    with pytest.raises(CorpusError, match="No usable text"):
+        prepare_corpus(
+            [TextSource([str(tmp_path / "blank")])],
+            tmp_path / "x",
+            vocab_file=first / "vocab.txt",
+            progress=False,
+        )
+    assert not (tmp_path / "x" / "manifest.json").exists()
+
+
+def test_prepare_cli_reports_skips_and_errors(tmp_path):
+    corpus = _corpus(tmp_path / "corpus", documents=6)
+    (corpus / "broken.txt").write_bytes(b"ok line.\n\xc3\x28 bad utf8\n")
+    out = tmp_path / "data"
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "electra_tf.cli",
+            "prepare",
+            "--input",
+            str(corpus),
+            "--output-dir",
+            str(out),
+            "--vocab-size",
+            "60",
+            "--sequence-length",
+            "16",
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    summary = json.loads(run.stdout)
+    assert summary["corpus"]["skipped"] == {"lines_not_utf8": 1} and summary["examples"] > 0
+    missing = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "electra_tf.cli",
+            "prepare",
+            "--input",
+            str(tmp_path / "nowhere"),
+            "--output-dir",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert missing.returncode == 2 and "does not exist" in missing.stderr
+    assert "Traceback" not in missing.stderr

@@ -1,0 +1,308 @@
+"""Exports consumed by real consumers in fresh processes, and the serving graph's op set."""
+
+import os
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+from helpers import tiny_config
+
+from electra_tf.data.inputs import pack_inputs
+from electra_tf.data.tokenizer import ElectraTokenizer
+from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
+from electra_tf.pretraining.pretrainer import ElectraPretrainer
+from electra_tf.serving.hub import export_hub
+from electra_tf.serving.saved_model import export_for_serving
+
+CONSUMERS = Path(__file__).parent / "consumers"
+WORDS = (
+    "the a cat dog sat on mat ran far away house big small red blue is was and to of in it "
+    "## ##s ##ed ##ing . , ! ?"
+).split()
+TEXTS = ["The cat sat on the mat.", "A big red dog ran far away!", "It is small and blue"]
+TEXTS_B = ["The dog was big.", "Is it red?", "the house " * 20]
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("export")
+    vocab = write_vocabulary(list(SPECIAL_TOKENS) + WORDS, folder / "vocab.txt")
+    size = len(SPECIAL_TOKENS) + len(WORDS)
+    keras.utils.set_random_seed(3)
+    model = ElectraPretrainer(
+        tiny_config(
+            f"model.vocabulary_size={size}", "model.num_layers=2", "model.max_sequence_length=32"
+        )
+    )
+    rng = np.random.default_rng(0)
+    for v in model.trainable_variables:  # non-trivial weights everywhere
+        v.assign(v.numpy() + rng.normal(0, 0.05, v.shape).astype("float32"))
+    serving = export_for_serving(
+        model, folder / "serving", vocab_file=vocab, model_name="tiny", version=3, seq_length=16
+    )
+    hub = export_hub(model, folder / "hub", vocab_file=vocab, seq_length=16)
+    return {
+        "model": model,
+        "vocab": str(vocab),
+        "serving": serving,
+        "hub": folder / "hub",
+        "folder": folder,
+        "hub_parts": hub,
+    }
+
+
+def _inputs(model, batch=3, length=12, seed=0):
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(5, model.config.model.vocabulary_size, size=(batch, length)).astype(np.int32)
+    ids[:, 0], ids[:, -1] = 2, 3
+    mask = np.ones_like(ids)
+    mask[0, 8:] = 0
+    ids[0, 8:] = 0
+    types = np.zeros_like(ids)
+    types[:, 6:] = 1
+    return ids, mask, types
+
+
+def _consume(script, target, inputs, tmp_path):
+    np.savez(tmp_path / "inputs.npz", **inputs)
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    env.pop("PYTHONPATH", None)
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(CONSUMERS / script),
+            str(target),
+            str(tmp_path / "inputs.npz"),
+            str(tmp_path / "outputs.npz"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return dict(np.load(tmp_path / "outputs.npz"))
+
+
+def test_tf_serving_layout_and_clean_signatures(exported):
+    version = exported["serving"]
+    assert version.parts[-2:] == ("tiny", "3")
+    assert (version / "saved_model.pb").exists() and (version / "assets" / "vocab.txt").exists()
+    shown = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tensorflow.python.tools.saved_model_cli",
+            "show",
+            "--all",
+            "--dir",
+            str(version),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    for name in (
+        "serving_default",
+        "serve_text",
+        "serve_text_pair",
+        "input_word_ids",
+        "rtd_probabilities",
+        "pooled_output",
+        "sequence_output",
+        "text_a",
+    ):
+        assert name in shown.stdout
+    assert "__saved_model_init_op" not in shown.stdout.split("signature_def['serving_default']")[1]
+
+
+def test_warmup_requests_are_prediction_logs(exported):
+    from tensorflow_serving.apis import prediction_log_pb2
+
+    path = exported["serving"] / "assets.extra" / "tf_serving_warmup_requests"
+    logs = []
+    for record in tf.data.TFRecordDataset(str(path)):
+        log = prediction_log_pb2.PredictionLog()
+        log.ParseFromString(record.numpy())
+        logs.append(log.predict_log.request)
+    assert [r.model_spec.signature_name for r in logs] == ["serving_default"] * 2 + [
+        "serve_text",
+        "serve_text_pair",
+    ]
+    assert all(r.model_spec.name == "tiny" for r in logs)
+    assert list(logs[1].inputs["input_word_ids"].tensor_shape.dim)[1].size == 16
+
+
+def test_serving_export_equals_keras_in_a_fresh_process(exported, tmp_path):
+    model = exported["model"]
+    ids, mask, types = _inputs(model)
+    out = _consume(
+        "load_serving.py",
+        exported["serving"],
+        {
+            "input_word_ids": ids,
+            "input_mask": mask,
+            "input_type_ids": types,
+            "texts": np.array(TEXTS),
+            "texts_b": np.array(TEXTS_B),
+            "too_long": 40,
+        },
+        tmp_path,
+    )
+    keras_logits = np.asarray(
+        model.discriminator(
+            {"token_ids": ids, "padding_mask": mask, "segment_ids": types}, training=False
+        )
+    )
+    sequence = np.asarray(
+        model.discriminator.encoder(
+            {"token_ids": ids, "padding_mask": mask, "segment_ids": types}, training=False
+        )
+    )
+    real = mask.astype(bool)
+    np.testing.assert_allclose(out["ids/rtd_logits"][real], keras_logits[real], atol=1e-5)
+    np.testing.assert_allclose(
+        out["ids/rtd_probabilities"][real], 1 / (1 + np.exp(-keras_logits[real])), atol=1e-5
+    )
+    np.testing.assert_allclose(out["ids/sequence_output"][real], sequence[real], atol=1e-5)
+    np.testing.assert_allclose(out["ids/pooled_output"], sequence[:, 0], atol=1e-5)
+
+    tokenizer = ElectraTokenizer(exported["vocab"])
+    packed = pack_inputs(tokenizer.tokenize(TEXTS), sequence_length=16, cls_id=2, sep_id=3)
+    np.testing.assert_array_equal(out["text/input_word_ids"], packed["token_ids"].numpy())
+    text_logits = np.asarray(model.discriminator(packed, training=False))
+    np.testing.assert_allclose(out["text/rtd_logits"], text_logits, atol=1e-5)
+    pair = out["pair/input_word_ids"]
+    assert pair.shape == (3, 16) and (pair[:, 0] == 2).all()
+    assert (out["pair/input_mask"][2] == 1).all()  # the long second text was truncated to fit
+    kept_a = len(tokenizer.tokenize([TEXTS[2]]).to_list()[0])
+    assert (
+        out["pair/input_type_ids"][2].tolist().count(1) == (16 - 3 - kept_a) + 1
+    )  # B and its [SEP]
+
+    errors = dict(e.split(": ", 1) for e in out["errors"].tolist())
+    assert "longer than the model maximum of 32 positions" in errors["too_long"]
+    assert "int64" in errors["wrong_dtype"] or "dtype" in errors["wrong_dtype"]
+    assert "input_type_ids" in errors["missing_input"]
+    assert "outside the vocabulary" in errors["bad_id"]
+    assert not any(v.startswith("no error") for v in errors.values())
+
+
+def _graph_ops(saved_model_dir):
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    proto = saved_model_pb2.SavedModel()
+    proto.ParseFromString((Path(saved_model_dir) / "saved_model.pb").read_bytes())
+    ops = set()
+    for graph in proto.meta_graphs:
+        ops |= {node.op for node in graph.graph_def.node}
+        for function in graph.graph_def.library.function:
+            ops |= {node.op for node in function.node_def}
+    return ops
+
+
+def _tf_text_2_12_1_libraries(cache: Path) -> list[bytes]:
+    cache.mkdir(parents=True, exist_ok=True)
+    wheels = list(cache.glob("tensorflow_text-2.12.1-*.whl"))
+    if not wheels:
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--quiet",
+                "-d",
+                str(cache),
+                "tensorflow-text==2.12.1",
+                "--only-binary=:all:",
+                "--python-version",
+                "3.11",
+                "--platform",
+                "manylinux2014_x86_64",
+            ],
+            check=True,
+        )
+        wheels = list(cache.glob("tensorflow_text-2.12.1-*.whl"))
+    with zipfile.ZipFile(wheels[0]) as wheel:
+        return [wheel.read(n) for n in wheel.namelist() if n.endswith(".so")]
+
+
+def test_text_graph_uses_only_ops_of_tensorflow_text_2_12_1(exported):
+    ops = _graph_ops(exported["serving"]) | _graph_ops(exported["hub"] / "preprocessor")
+    probe = (
+        "import sys; from tensorflow.python.framework import op_def_registry as r; "
+        "print('\\n'.join(n for n in sys.argv[1:] if r.get(n) is None))"
+    )
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    not_core = subprocess.run(
+        [sys.executable, "-c", probe, *sorted(ops)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    ).stdout.split()
+    assert "WordpieceTokenizeWithOffsets" in not_core  # the probe does see tensorflow-text's ops
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "electra-tf-tests"
+    libraries = _tf_text_2_12_1_libraries(cache)
+    missing = [
+        op
+        for op in not_core
+        if not any(
+            re.search(rb"(?<![\w>])" + re.escape(op.encode()) + rb"\x00", lib) for lib in libraries
+        )
+    ]
+    assert not missing, f"ops not registered by tensorflow-text 2.12.1: {missing}"
+    # The check can fail: an op added after 2.12.1 is not found there.
+    assert not any(re.search(rb"(?<![\w>])RoundRobinTrim\x00", lib) for lib in libraries)
+    assert not [op for op in _graph_ops(exported["hub"] / "encoder") if op in not_core]
+
+
+def test_hub_pair_in_fresh_processes_with_three_consumers(exported, tmp_path):
+    model = exported["model"]
+    ids, mask, types = _inputs(model, batch=2)
+    rng = np.random.default_rng(1)
+    train_ids = rng.integers(5, model.config.model.vocabulary_size, size=(32, 10)).astype(np.int32)
+    labels = (train_ids[:, 1] % 2).astype(np.int32)
+    train_ids[:, 0], train_ids[:, -1] = 2, 3
+    out = _consume(
+        "load_hub.py",
+        exported["hub"],
+        {
+            "input_word_ids": ids,
+            "input_mask": mask,
+            "input_type_ids": types,
+            "masked_lm_positions": np.array([[1, 2], [3, 4]], np.int32),
+            "texts": np.array(TEXTS),
+            "train_ids": train_ids,
+            "train_mask": np.ones_like(train_ids),
+            "labels": labels,
+        },
+        tmp_path,
+    )
+    features = {"token_ids": ids, "padding_mask": mask, "segment_ids": types}
+    sequence = np.asarray(model.discriminator.encoder(features, training=False))
+    real = mask.astype(bool)
+    np.testing.assert_allclose(out["sequence_output"][real], sequence[real], atol=1e-5)
+    np.testing.assert_allclose(out["pooled_output"], sequence[:, 0], atol=1e-5)
+    np.testing.assert_allclose(out["signature"], sequence[:, 0], atol=1e-5)
+    np.testing.assert_allclose(out["tfsm_pooled"], sequence[:, 0], atol=1e-5)
+    assert int(out["num_encoder_outputs"]) == 2
+    positions = np.array([[1, 2], [3, 4]], np.int32)
+    mlm = np.asarray(model.generator({**features, "mask_positions": positions}, training=False))
+    np.testing.assert_allclose(out["mlm_logits"], mlm, atol=1e-5)
+    tokenizer = ElectraTokenizer(exported["vocab"])
+    packed = pack_inputs(tokenizer.tokenize(TEXTS), sequence_length=16, cls_id=2, sep_id=3)
+    np.testing.assert_array_equal(out["pre_ids"], packed["token_ids"].numpy())
+    assert int(out["tokenize_rank"]) == 3
+    assert out["pair_ids"].shape == (3, 16) and out["pair_types"][0].max() == 1
+    losses = out["losses"]
+    assert losses[-1] < losses[0] and int(out["encoder_moved"]) > 10
+    assert int(out["hub_trainable"]) == int(out["num_trainable"]) > 10
