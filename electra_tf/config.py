@@ -187,6 +187,12 @@ class ObjectiveConfig:
     disallow_correct: bool = False  # push the true token's logit down before sampling
     mlm_weight: float = 1.0
     discriminator_weight: float = 50.0
+    # unigram: token frequencies (.npy of counts, as prepare writes); "" = the data folder's
+    unigram_counts: str = ""
+    # two_stage: steps of generator-only training before the switch (0: half of train.num_steps)
+    stage_one_steps: int = 0
+    # adversarial: weight of the learned baseline's loss
+    baseline_weight: float = 1.0
 
     def __post_init__(self):
         if not 0.0 < self.mask_rate < 1.0:

@@ -143,7 +143,9 @@ def _from_saved_model(path: Path, vocab_file):
     for i, weight in enumerate(encoder.weights):
         key = f"encoder_weights/{i}/.ATTRIBUTES/VARIABLE_VALUE"
         if not reader.has_tensor(key):
-            raise ConfigError(f"{path} lacks the encoder weight {key}; re-export it with electra-tf.")
+            raise ConfigError(
+                f"{path} lacks the encoder weight {key}; re-export it with electra-tf."
+            )
         weight.assign(reader.get_tensor(key))
     # A serving export carries its vocabulary; a TF-Hub encoder's is in its preprocessor.
     vocab = vocab_file or next(

@@ -12,7 +12,12 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-__all__ = ["masked_lm_loss", "discriminator_loss", "weighted_mean_normalizer"]
+__all__ = [
+    "masked_lm_loss",
+    "discriminator_loss",
+    "copy_mixture_loss",
+    "weighted_mean_normalizer",
+]
 
 
 def weighted_mean_normalizer(weights) -> tf.Tensor:
@@ -62,3 +67,45 @@ def discriminator_loss(logits, labels, weights, normalizer=None):
     if normalizer is None:
         normalizer = weighted_mean_normalizer(weights)
     return tf.reduce_sum(per_token * weights) / normalizer, per_token
+
+
+def copy_mixture_loss(vocab_logits, copy_logits, input_ids, target_ids, weights, normalizer=None):
+    """All-Tokens MLM's loss: -log of the copy mixture at the original token.
+
+    The model's distribution over the token at each position is
+    `D * onehot(input) + (1 - D) * softmax(vocab_logits)`, with the copy
+    probability `D = sigmoid(copy_logits)` (paper, Section 3.5).
+
+    Args:
+        vocab_logits: `[B, S, V]` (computed in float32).
+        copy_logits: `[B, S]`, the logit of copying the input token.
+        input_ids: int `[B, S]`, the tokens the model read.
+        target_ids: int `[B, S]`, the original tokens.
+        weights: float `[B, S]`.
+        normalizer: scalar; defaults to `weighted_mean_normalizer(weights)`.
+
+    Returns:
+        (loss scalar, per-token loss float32 `[B, S]`, predictions int32 `[B, S]`,
+        the argmax of the mixture).
+    """
+    vocab_logits = tf.cast(vocab_logits, tf.float32)
+    copy_logits = tf.cast(copy_logits, tf.float32)
+    weights = tf.cast(weights, tf.float32)
+    input_ids = tf.cast(input_ids, tf.int32)
+    target_ids = tf.cast(target_ids, tf.int32)
+    log_q = tf.nn.log_softmax(vocab_logits, axis=-1)
+    log_q_target = tf.gather(log_q, target_ids, batch_dims=2)
+    log_copy = tf.math.log_sigmoid(copy_logits)
+    log_generate = tf.math.log_sigmoid(-copy_logits)
+    generated = log_generate + log_q_target
+    copied = tf.reduce_logsumexp(tf.stack([log_copy, generated]), axis=0)
+    per_token = -tf.where(tf.equal(input_ids, target_ids), copied, generated)
+    if normalizer is None:
+        normalizer = weighted_mean_normalizer(weights)
+    # The mixture's argmax: the input token if its total mass beats the best generated one.
+    best_generated = tf.argmax(log_q, axis=-1, output_type=tf.int32)
+    log_q_input = tf.gather(log_q, input_ids, batch_dims=2)
+    input_mass = tf.reduce_logsumexp(tf.stack([log_copy, log_generate + log_q_input]), axis=0)
+    best_mass = log_generate + tf.reduce_max(log_q, axis=-1)
+    predictions = tf.where(input_mass >= best_mass, input_ids, best_generated)
+    return tf.reduce_sum(per_token * weights) / normalizer, per_token, predictions

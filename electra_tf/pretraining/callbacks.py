@@ -71,17 +71,19 @@ class StepScalars(keras.callbacks.Callback):
 
 
 class StepCheckpoint(keras.callbacks.Callback):
-    """Saves a `Checkpointer` checkpoint every `every` steps and at the end of training."""
+    """Saves a checkpoint every `every` steps, at the steps in `at`, and at the end of training."""
 
-    def __init__(self, checkpointer, every: int):
+    def __init__(self, checkpointer, every: int, at=()):
         super().__init__()
         self.checkpointer = checkpointer
         self.every = every
+        self.at = set(int(step) for step in at)
         self.last_saved = None
 
     def on_train_batch_end(self, batch, logs=None):
         step = _step(self.model)
-        if step % self.every == 0 and step != self.last_saved:
+        due = step % self.every == 0 or step in self.at
+        if due and step != self.last_saved:
             self.checkpointer.save(step)
             self.last_saved = step
 

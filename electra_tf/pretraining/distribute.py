@@ -130,13 +130,24 @@ def distributed_fit(
         steps=steps_per_epoch,
     )
 
-    @tf.function
+    def make_step():
+        @tf.function
+        def one_step(iterator):
+            logs = strategy.run(model.train_step, args=(next(iterator),))
+            return {
+                name: strategy.reduce(tf.distribute.ReduceOp.MEAN, value, axis=None)
+                for name, value in logs.items()
+            }
+
+        return one_step
+
+    steps = {}  # one traced step per objective state (two-stage switches mid-run)
+
     def one_step(iterator):
-        logs = strategy.run(model.train_step, args=(next(iterator),))
-        return {
-            name: strategy.reduce(tf.distribute.ReduceOp.MEAN, value, axis=None)
-            for name, value in logs.items()
-        }
+        key = model.objective.trace_key() if hasattr(model, "objective") else ()
+        if key not in steps:
+            steps[key] = make_step()
+        return steps[key](iterator)
 
     model.stop_training = False
     callback_list.on_train_begin()

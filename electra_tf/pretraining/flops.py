@@ -25,6 +25,7 @@ import dataclasses
 
 __all__ = [
     "TransformerFlops",
+    "model_shapes",
     "electra_train_flops",
     "train_flops_per_step",
     "inference_flops",
@@ -113,7 +114,8 @@ class TransformerFlops:
         return 2.0 * batch_size * steps * self.forward(head)
 
 
-def _shapes(config) -> tuple[TransformerFlops, TransformerFlops]:
+def model_shapes(config) -> tuple[TransformerFlops, TransformerFlops]:
+    """(discriminator, generator) `TransformerFlops` of a config; MLM heads at the masked share."""
     model, seq = config.model, config.data.sequence_length
     fraction = config.num_predictions / seq
     d, g = model.discriminator(), model.generator()
@@ -142,7 +144,7 @@ def _shapes(config) -> tuple[TransformerFlops, TransformerFlops]:
 
 def electra_train_flops(config, steps: float = 1.0, batch_size: int | None = None) -> float:
     """Appendix-E training FLOPs of the ELECTRA objective (generator + discriminator)."""
-    disc, gen = _shapes(config)
+    disc, gen = model_shapes(config)
     batch = config.train.batch_size if batch_size is None else batch_size
     return disc.train(batch, steps, "rtd") + gen.train(batch, steps, "mlm")
 
@@ -159,7 +161,7 @@ def train_flops_per_step(config) -> float:
 
 def inference_flops(config) -> float:
     """Appendix-E FLOPs of one discriminator forward pass with a classification head."""
-    disc, _ = _shapes(config)
+    disc, _ = model_shapes(config)
     return disc.forward("rtd")
 
 

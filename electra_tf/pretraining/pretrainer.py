@@ -84,7 +84,9 @@ class ElectraPretrainer(keras.Model):
         self.generator.build()
 
         self.objective = make_objective(config, self.generator, self.discriminator)
-        self._trackers = self._make_trackers(self.objective.reports)
+        # Heads some objectives add (an MLM head on the discriminator, a REINFORCE baseline).
+        self.objective_layers = self.objective.build_layers()
+        self._trackers = self._make_trackers(self.objective.reports, self.objective.extra_metrics)
         self._eval_counter = keras.Variable(
             0,
             dtype="int64",
@@ -102,7 +104,7 @@ class ElectraPretrainer(keras.Model):
     # Metrics -----------------------------------------------------------------------------------
 
     @staticmethod
-    def _make_trackers(reports) -> dict:
+    def _make_trackers(reports, extra_metrics=()) -> dict:
         mean = keras.metrics.Mean
         trackers = {"loss": mean(name="loss")}
         if "mlm" in reports:
@@ -117,6 +119,8 @@ class ElectraPretrainer(keras.Model):
             trackers["disc_recall"] = keras.metrics.Recall(name="disc_recall")
             trackers["disc_auc"] = keras.metrics.AUC(name="disc_auc")
             trackers["replaced_fraction"] = mean(name="replaced_fraction")
+        for name in extra_metrics:
+            trackers[name] = mean(name=name)
         return trackers
 
     @property
@@ -129,9 +133,10 @@ class ElectraPretrainer(keras.Model):
         t["loss"].update_state(output.loss * num_replicas)
         if output.mlm is not None:
             m = output.mlm
-            t["mlm_loss"].update_state(m["cross_entropy"], sample_weight=m["weights"])
-            correct = tf.cast(tf.equal(m["predictions"], m["targets"]), tf.float32)
-            t["mlm_accuracy"].update_state(correct, sample_weight=m["weights"])
+            if "mlm_loss" in t and "cross_entropy" in m:
+                t["mlm_loss"].update_state(m["cross_entropy"], sample_weight=m["weights"])
+                correct = tf.cast(tf.equal(m["predictions"], m["targets"]), tf.float32)
+                t["mlm_accuracy"].update_state(correct, sample_weight=m["weights"])
             if "sampled_accuracy" in t and "samples" in m:
                 same = tf.cast(tf.equal(m["samples"], m["targets"]), tf.float32)
                 t["sampled_accuracy"].update_state(same, sample_weight=m["weights"])
@@ -182,9 +187,11 @@ class ElectraPretrainer(keras.Model):
         context = self._context(batch, self.config.train.seed, self.optimizer.iterations)
         learning_rate = self.optimizer.learning_rate
         output = self.objective(batch, context, training=True, with_gradients=True)
-        variables = self.trainable_variables
-        gradients = [output.gradients.get(id(variable)) for variable in variables]
-        self.optimizer.apply(gradients, variables)
+        # Only variables the objective differentiated are updated (a frozen or unused model
+        # gets no step, no moment decay and no weight decay).
+        pairs = [(output.gradients.get(id(v)), v) for v in self.trainable_variables]
+        pairs = [(g, v) for g, v in pairs if g is not None]
+        self.optimizer.apply([g for g, _ in pairs], [v for _, v in pairs])
         logs = self._update_metrics(output, context.num_replicas)
         logs["learning_rate"] = tf.cast(learning_rate, tf.float32)
         return logs
@@ -217,6 +224,7 @@ class ElectraPretrainer(keras.Model):
         (validation, class weights) are not available in that mode.
         """
         if is_multi_worker(self.distribute_strategy):
+            callbacks = list(callbacks or []) + self.objective.callbacks()
             if y is not None or any(v is not None for v in kwargs.values()):
                 raise ValueError(
                     "Under MultiWorkerMirroredStrategy, ElectraPretrainer.fit takes only x, "
@@ -231,6 +239,8 @@ class ElectraPretrainer(keras.Model):
                 verbose=1 if verbose == "auto" else verbose,
                 initial_epoch=initial_epoch,
             )
+        callbacks = list(callbacks or [])
+        callbacks += self.objective.callbacks()
         kwargs.setdefault("shuffle", False)  # datasets bring their own order
         return super().fit(
             x,

@@ -77,6 +77,7 @@ def run_pretraining(
     resume: bool = True,
     callbacks=(),
     max_steps: int | None = None,
+    save_steps=(),
 ) -> RunResult:
     """Trains `config` into `output_dir`, resuming from its latest checkpoint if any.
 
@@ -87,6 +88,8 @@ def run_pretraining(
         resume: False refuses to start over a folder with checkpoints.
         callbacks: extra Keras callbacks.
         max_steps: stop after this many steps in this call (the run can be resumed).
+        save_steps: steps to checkpoint besides every `train.checkpoint_every` (they are
+            subject to `train.keep_checkpoints` like the others).
 
     Returns:
         `RunResult`.
@@ -159,7 +162,7 @@ def run_pretraining(
         Throughput(train.batch_size * config.data.sequence_length),
         FlopsBudget(flops_per_step, train.flops_budget),
         scalars,
-        StepCheckpoint(checkpointer, every=train.checkpoint_every),
+        StepCheckpoint(checkpointer, every=train.checkpoint_every, at=save_steps),
         *callbacks,
     ]
     logs = {}

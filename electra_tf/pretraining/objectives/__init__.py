@@ -1,14 +1,42 @@
-"""Pre-training objectives: ELECTRA and (in later modules) the paper's baselines and ablations.
+"""Pre-training objectives: ELECTRA and the paper's baselines and ablations, one module each.
 
-Each objective is one module; `OBJECTIVES` maps the config's `objective.name`
-to its class.
+`OBJECTIVES` maps the config's `objective.name` to its class:
+
+- `electra`: the paper's objective (generator MLM + 50 x replaced-token detection);
+- `electra_15`: the discriminator's loss only at the masked positions;
+- `bert_mlm`: BERT's masked LM on the discriminator-sized model (set 80/10/10 masking);
+- `replace_mlm`: masked positions show generator samples; predict the originals there;
+- `all_tokens_mlm`: Replace MLM predicting every token, with a copy mechanism;
+- `unigram`: replacements sampled by corpus frequency instead of a generator;
+- `two_stage`: generator-only MLM, then the discriminator from its weights, generator frozen;
+- `adversarial`: the generator trained by REINFORCE to fool the discriminator.
+
+They share masking (`Objective.mask`), sampling and the loss functions
+(`electra_tf.ops`), and each reports its Appendix-E `train_flops`.
 """
 
+from electra_tf.pretraining.objectives.adversarial import AdversarialObjective
+from electra_tf.pretraining.objectives.all_tokens_mlm import AllTokensMlmObjective
 from electra_tf.pretraining.objectives.base import Objective, StepContext, StepOutput, Streams
+from electra_tf.pretraining.objectives.bert_mlm import BertMlmObjective
 from electra_tf.pretraining.objectives.electra import ElectraObjective
+from electra_tf.pretraining.objectives.electra_15 import Electra15Objective
+from electra_tf.pretraining.objectives.replace_mlm import ReplaceMlmObjective
+from electra_tf.pretraining.objectives.two_stage import TwoStageObjective
+from electra_tf.pretraining.objectives.unigram import UnigramObjective
 
 OBJECTIVES = {
-    ElectraObjective.name: ElectraObjective,
+    cls.name: cls
+    for cls in (
+        ElectraObjective,
+        Electra15Objective,
+        BertMlmObjective,
+        ReplaceMlmObjective,
+        AllTokensMlmObjective,
+        UnigramObjective,
+        TwoStageObjective,
+        AdversarialObjective,
+    )
 }
 
 
@@ -31,5 +59,12 @@ __all__ = [
     "StepOutput",
     "Streams",
     "ElectraObjective",
+    "Electra15Objective",
+    "BertMlmObjective",
+    "ReplaceMlmObjective",
+    "AllTokensMlmObjective",
+    "UnigramObjective",
+    "TwoStageObjective",
+    "AdversarialObjective",
     "make_objective",
 ]

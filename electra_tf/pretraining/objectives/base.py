@@ -13,7 +13,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from electra_tf.ops import masking, random
+from electra_tf.ops import losses, masking, random
 
 __all__ = ["Streams", "StepContext", "StepOutput", "Objective"]
 
@@ -102,6 +102,8 @@ class Objective:
     name = "base"
     #: keys of the metric groups this objective reports: "mlm", "sampling", "discriminator".
     reports = ("mlm", "sampling", "discriminator")
+    #: names of objective-specific mean metrics, fed through `StepOutput.extra`.
+    extra_metrics: tuple = ()
 
     def __init__(self, config, generator, discriminator):
         self.config = config
@@ -112,6 +114,54 @@ class Objective:
         data = config.data
         self.special_ids = (data.cls_id, data.sep_id, data.mask_id, data.pad_id)
         self.num_predictions = config.num_predictions
+
+    def build_layers(self) -> dict:
+        """Layers this objective adds beside the two models (the pretrainer tracks them).
+
+        Called once by the pretrainer, inside its strategy scope, after both
+        models are built; returns name -> built layer. The default adds none.
+        """
+        return {}
+
+    def discriminator_mlm(self):
+        """An MLM head on the discriminator's encoder (tied to its word table), for MLM baselines.
+
+        Returns an `ElectraGenerator` that shares the discriminator's encoder:
+        the model BERT MLM, Replace MLM and All-Tokens MLM train, and the one
+        fine-tuning later reads (as the discriminator's encoder).
+        """
+        from electra_tf.models.generator import ElectraGenerator
+
+        model = ElectraGenerator(
+            encoder=self.discriminator.encoder,
+            dtype=self.config.train.mixed_precision,
+            name="discriminator_mlm",
+        )
+        model.build()
+        return model
+
+    def mlm_pass(self, model, inputs, targets, weights, normalizer, loss_scale, training, grads):
+        """MLM forward (and backward) of `model`: logits `[B, N, V]` f32, loss, per-slot, grads."""
+
+        def forward():
+            logits = tf.cast(model(inputs, training=training), tf.float32)
+            loss, per_slot = losses.masked_lm_loss(logits, targets, weights, normalizer)
+            return logits, loss, per_slot
+
+        return self._forward_backward(forward, model.trainable_variables, loss_scale, grads)
+
+    def trace_key(self) -> tuple:
+        """Python state the traced step depends on (a change needs a retrace)."""
+        return ()
+
+    def callbacks(self) -> list:
+        """Keras callbacks `ElectraPretrainer.fit` adds for this objective (none by default)."""
+        return []
+
+    @staticmethod
+    def train_flops(config) -> float:
+        """Appendix-E training FLOPs of one step of this objective (see `pretraining.flops`)."""
+        raise NotImplementedError
 
     def mask(self, batch, context: StepContext, mask_token_rate=None, random_token_rate=None):
         """Dynamic masking of `batch["token_ids"]` with this step's random draws."""

@@ -22,6 +22,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from electra_tf.ops import losses, sampling
+from electra_tf.pretraining import flops
 from electra_tf.pretraining.objectives.base import Objective, StepContext, StepOutput, Streams
 
 __all__ = ["ElectraObjective"]
@@ -32,6 +33,11 @@ class ElectraObjective(Objective):
 
     name = "electra"
     reports = ("mlm", "sampling", "discriminator")
+
+    @staticmethod
+    def train_flops(config) -> float:
+        """Appendix-E FLOPs per step: generator (MLM head) + discriminator (RTD head)."""
+        return flops.electra_train_flops(config)
 
     # The two passes -----------------------------------------------------------------------
 
@@ -81,6 +87,11 @@ class ElectraObjective(Objective):
             disallow=masked.targets if objective.disallow_correct else None,
         )
 
+    def discriminator_weights(self, padding_mask, masked):
+        """Float32 `[B, S]` weights of the discriminator loss: every real token."""
+        del masked
+        return tf.cast(padding_mask, tf.float32)
+
     def __call__(self, batch, context: StepContext, training: bool, with_gradients: bool):
         objective = self.config.objective
         token_ids = tf.cast(batch["token_ids"], tf.int32)
@@ -108,7 +119,7 @@ class ElectraObjective(Objective):
         samples = self.sample(logits, masked, context)
         corrupted, labels = sampling.corrupt(token_ids, masked.positions, masked.weights, samples)
 
-        token_weights = tf.cast(padding_mask, tf.float32)
+        token_weights = self.discriminator_weights(padding_mask, masked)
         discriminator_normalizer = context.global_sum(tf.reduce_sum(token_weights)) + 1e-6
         discriminator_inputs = {
             "token_ids": corrupted,

@@ -1,0 +1,318 @@
+"""Pre-training objectives compared at equal compute, judged by a downstream task.
+
+`efficiency_experiment` pre-trains each objective on the same packed corpus
+with the same recipe, for the same Appendix-E training FLOPs (each run's
+step count is the largest budget divided by its objective's FLOPs per step,
+its learning-rate schedule ending there), checkpoints each run where it
+crosses every smaller budget, fine-tunes every checkpoint on the
+movie-review task over several seeds, and writes a table (median and
+spread of the dev metric) and a plot (metric against pre-training FLOPs, one
+line per objective). `generator_size_experiment` does the same over
+ELECTRA generator sizes at one budget.
+
+The paper's claim (Section 3.2): at equal compute, ELECTRA's discriminator
+fine-tunes better than a BERT masked LM. `claim_holds` applies the issue's
+test: ELECTRA's median beats BERT's by more than the larger of the two
+seeds' standard deviations.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import time
+from pathlib import Path
+
+from electra_tf.config import ConfigError, load_recipe
+from electra_tf.pretraining.flops import train_flops_per_step
+from electra_tf.pretraining.objectives import OBJECTIVES
+
+__all__ = [
+    "OBJECTIVE_PRESETS",
+    "ExperimentOptions",
+    "efficiency_experiment",
+    "generator_size_experiment",
+    "claim_holds",
+]
+
+#: Config overrides that turn the recipe into each objective, as the paper ran them.
+OBJECTIVE_PRESETS = {
+    "electra": ("objective.name=electra",),
+    "bert_mlm": (
+        "objective.name=bert_mlm",
+        "objective.mask_token_rate=0.8",
+        "objective.random_token_rate=0.1",
+    ),
+    "electra_15": ("objective.name=electra_15",),
+    "replace_mlm": ("objective.name=replace_mlm",),
+    "all_tokens_mlm": ("objective.name=all_tokens_mlm",),
+    "unigram": ("objective.name=unigram",),
+    "two_stage": (
+        "objective.name=two_stage",
+        "model.generator_size_fraction=1.0",
+        "model.weight_tying=none",
+    ),
+    "adversarial": ("objective.name=adversarial",),
+}
+assert set(OBJECTIVE_PRESETS) == set(OBJECTIVES)
+
+
+@dataclasses.dataclass
+class ExperimentOptions:
+    """What every experiment shares.
+
+    Attributes:
+        data_dir: a folder written by `electra-tf prepare` (with unigram counts).
+        output_dir: where runs, results.json, results.md and the PNG go.
+        movie_file: the movie-review snippets file (`fetch_movie_reviews`).
+        recipe: the pre-training recipe (name or TOML path).
+        overrides: extra pre-training `section.key=value` overrides for every run.
+        seeds: fine-tuning seeds per checkpoint.
+        task: `movie_reviews` (accuracy) or `movie_ratings` (Spearman).
+        finetune_overrides: fine-tuning config overrides (`epochs=2`, ...).
+        warmup_fraction: pre-training warmup as a share of each run's steps.
+    """
+
+    data_dir: str
+    output_dir: str
+    movie_file: str
+    recipe: str = "tiny"
+    overrides: tuple = ()
+    seeds: int = 5
+    task: str = "movie_reviews"
+    finetune_overrides: tuple = ()
+    warmup_fraction: float = 0.1
+
+
+def _metric(task_name: str) -> str:
+    return "dev/spearman" if task_name == "movie_ratings" else "dev/accuracy"
+
+
+def _pretrain_config(options: ExperimentOptions, extra=()):
+    from electra_tf.pretraining.run import config_for_data
+
+    config = load_recipe(options.recipe).override(
+        f"data.train_files={options.data_dir}", *options.overrides, *extra
+    )
+    return config_for_data(config)
+
+
+def _steps_for(config, budgets):
+    per_step = train_flops_per_step(config)
+    return per_step, [max(1, math.ceil(b / per_step)) for b in budgets]
+
+
+def _pretrain_and_finetune(name, config, budgets, options, folder: Path, log) -> list[dict]:
+    """One pre-training run checkpointed at each budget, each checkpoint fine-tuned."""
+    from electra_tf.finetuning.config import load_finetune_recipe
+    from electra_tf.finetuning.init import load_initialization
+    from electra_tf.finetuning.run import finetune
+    from electra_tf.finetuning.sources import task_splits
+    from electra_tf.finetuning.tasks import get_task
+    from electra_tf.pretraining.run import run_pretraining
+
+    per_step, steps = _steps_for(config, budgets)
+    total = max(steps)
+    config = config.override(
+        f"train.num_steps={total}",
+        f"train.warmup_steps={int(options.warmup_fraction * total)}",
+        f"train.checkpoint_every={total}",
+        f"train.keep_checkpoints={len(steps) + 1}",
+    )
+    # Two-stage switches at half of its own run (its FLOPs per step depend on num_steps).
+    per_step, steps = _steps_for(config, budgets)
+    log(f"[experiment] {name}: {per_step:.3e} FLOPs/step, checkpoints at steps {steps}")
+    started = time.perf_counter()
+    run = run_pretraining(config, folder / "pretrain", verbose=0, save_steps=steps)
+    pretrain_seconds = time.perf_counter() - started
+    task = get_task(options.task)
+    splits = task_splits(task, movie_file=options.movie_file)
+    finetune_config = load_finetune_recipe(task.name).override(
+        f"seeds={options.seeds}", *options.finetune_overrides
+    )
+    rows = []
+    for budget, step in zip(budgets, steps, strict=True):
+        checkpoint = folder / "pretrain" / "checkpoints" / f"step-{step:08d}"
+        init = load_initialization(str(checkpoint))
+        report = finetune(
+            task, init, splits, finetune_config, folder / f"finetune-step-{step}", progress=None
+        )
+        stats = report["summary"][_metric(task.name)]
+        rows.append(
+            {
+                "objective": name,
+                "budget": budget,
+                "steps": step,
+                "train_flops": step * per_step,
+                "median": stats["median"],
+                "mean": stats["mean"],
+                "std": stats["std"],
+                "min": stats["min"],
+                "max": stats["max"],
+                "seeds": stats["n"],
+                "pretrain_logs": run.logs if step == run.step else {},
+                "pretrain_seconds": pretrain_seconds,
+                "finetune_seconds": report["seconds"],
+            }
+        )
+        log(
+            f"[experiment] {name} @ {budget:.2e} FLOPs (step {step}): "
+            f"{_metric(task.name)} median {stats['median']:.4f} (std {stats['std']:.4f})"
+        )
+    return rows
+
+
+def claim_holds(rows, budget, better="electra", worse="bert_mlm") -> bool | None:
+    """Whether `better`'s median beats `worse`'s by more than the larger seed std at `budget`."""
+    at = {r["objective"]: r for r in rows if r["budget"] == budget}
+    if better not in at or worse not in at:
+        return None
+    margin = at[better]["median"] - at[worse]["median"]
+    return margin > max(at[better]["std"], at[worse]["std"])
+
+
+def _table(rows, metric, label="objective") -> str:
+    lines = [
+        f"| {label} | pre-train FLOPs | steps | {metric} median | std | min | max | seeds |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r[label]} | {r['train_flops']:.2e} | {r['steps']} | {r['median']:.4f} | "
+            f"{r['std']:.4f} | {r['min']:.4f} | {r['max']:.4f} | {r['seeds']} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _plot(rows, metric, path: Path, label="objective", title="") -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(6, 4))
+    for key in dict.fromkeys(r[label] for r in rows):
+        line = sorted((r for r in rows if r[label] == key), key=lambda r: r["train_flops"])
+        x = [r["train_flops"] for r in line]
+        axes.errorbar(
+            x,
+            [r["median"] for r in line],
+            yerr=[r["std"] for r in line],
+            marker="o",
+            capsize=3,
+            label=str(key),
+        )
+    axes.set_xscale("log")
+    axes.set_xlabel("pre-training FLOPs (Appendix E)")
+    axes.set_ylabel(f"{metric} (median over seeds, bar = std)")
+    axes.set_title(title)
+    axes.grid(alpha=0.3)
+    axes.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+def _write(out: Path, name: str, result: dict, table: str, title: str) -> None:
+    (out / f"{name}.json").write_text(json.dumps(result, indent=2) + "\n")
+    (out / f"{name}.md").write_text(f"# {title}\n\n{table}")
+
+
+def efficiency_experiment(
+    options: ExperimentOptions, objectives=("electra", "bert_mlm"), budgets=(), log=print
+) -> dict:
+    """Pre-trains `objectives` to equal FLOP `budgets`, fine-tunes each, writes table and plot.
+
+    Returns:
+        {"rows", "claim", "seconds", "files"}.
+    """
+    unknown = [o for o in objectives if o not in OBJECTIVE_PRESETS]
+    if unknown:
+        raise ConfigError(
+            f"Unknown objective {unknown[0]!r}: choose from {', '.join(OBJECTIVE_PRESETS)}."
+        )
+    if not budgets:
+        raise ConfigError("Give at least one FLOP budget (--budgets 2e14,4e14).")
+    budgets = sorted(float(b) for b in budgets)
+    started = time.perf_counter()
+    out = Path(options.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for name in objectives:
+        config = _pretrain_config(options, OBJECTIVE_PRESETS[name])
+        rows += _pretrain_and_finetune(name, config, budgets, options, out / name, log)
+    metric = _metric(options.task)
+    claim = {f"{b:.3e}": claim_holds(rows, b) for b in budgets}
+    result = {
+        "experiment": "efficiency",
+        "options": dataclasses.asdict(options),
+        "metric": metric,
+        "rows": rows,
+        "claim_electra_beats_bert": claim,
+        "seconds": time.perf_counter() - started,
+    }
+    title = f"Objectives at equal pre-training FLOPs ({options.recipe}, {options.task})"
+    _write(out, "efficiency", result, _table(rows, metric), title)
+    _plot(rows, metric, out / "efficiency.png", title=title)
+    result["files"] = [str(out / f) for f in ("efficiency.md", "efficiency.json", "efficiency.png")]
+    return result
+
+
+def generator_size_experiment(
+    options: ExperimentOptions, fractions=(0.125, 0.25, 0.5, 1.0), budget=0.0, log=print
+) -> dict:
+    """ELECTRA with several generator sizes at one FLOP budget; table and plot."""
+    if budget <= 0:
+        raise ConfigError("Give the FLOP budget (--budget 4e14).")
+    started = time.perf_counter()
+    out = Path(options.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for fraction in fractions:
+        config = _pretrain_config(
+            options, ("objective.name=electra", f"model.generator_size_fraction={fraction}")
+        )
+        for row in _pretrain_and_finetune(
+            f"generator-{fraction:g}", config, [budget], options, out / f"gen-{fraction:g}", log
+        ):
+            row["generator_fraction"] = fraction
+            rows.append(row)
+    metric = _metric(options.task)
+    best = max(rows, key=lambda r: r["median"])["generator_fraction"]
+    result = {
+        "experiment": "generator_size",
+        "options": dataclasses.asdict(options),
+        "metric": metric,
+        "rows": rows,
+        "best_fraction": best,
+        "seconds": time.perf_counter() - started,
+    }
+    title = f"Generator size at {budget:.2e} FLOPs ({options.recipe}, {options.task})"
+    _write(out, "generator_size", result, _table(rows, metric, "generator_fraction"), title)
+    _plot_sizes(rows, metric, out / "generator_size.png", title)
+    result["files"] = [
+        str(out / f) for f in ("generator_size.md", "generator_size.json", "generator_size.png")
+    ]
+    return result
+
+
+def _plot_sizes(rows, metric, path: Path, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(6, 4))
+    x = [r["generator_fraction"] for r in rows]
+    axes.errorbar(
+        x, [r["median"] for r in rows], yerr=[r["std"] for r in rows], marker="o", capsize=3
+    )
+    axes.set_xscale("log", base=2)
+    axes.set_xlabel("generator size / discriminator size")
+    axes.set_ylabel(f"{metric} (median over seeds, bar = std)")
+    axes.set_title(title)
+    axes.grid(alpha=0.3)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)

@@ -1,0 +1,136 @@
+"""Adversarial ELECTRA (paper, Appendix F): the generator trained to fool the discriminator.
+
+Sampling is not differentiable, so the generator learns by REINFORCE: at
+each masked position the reward of its sample `x_t` is the discriminator's
+loss there, `R = -log D` if the sample equals the original and
+`R = -log(1 - D)` if it replaced it (`D` = the discriminator's probability
+that the token is original). The generator's loss is
+`-(R - b) * log p_G(x_t)` averaged over the masked positions, with a learned
+baseline `b = -log sigmoid(w . h_G(t))` on the generator's hidden state,
+trained by cross-entropy against the reward (target `exp(-R)`), weighted by
+`objective.baseline_weight`. The discriminator trains as in ELECTRA. The
+generator receives no MLM loss.
+
+The step runs eagerly-traced, not XLA-compiled (`jit_compile` is ignored).
+"""
+
+from __future__ import annotations
+
+import keras
+import tensorflow as tf
+
+from electra_tf.ops import sampling
+from electra_tf.pretraining.objectives.base import StepContext, StepOutput
+from electra_tf.pretraining.objectives.electra import ElectraObjective
+
+__all__ = ["AdversarialObjective", "reinforce_losses"]
+
+
+def reinforce_losses(log_prob_samples, rewards, baseline_logits, weights, normalizer):
+    """REINFORCE with a learned baseline.
+
+    Args:
+        log_prob_samples: `[B, N]`, log p_G of the sampled tokens (differentiable).
+        rewards: `[B, N]`, the discriminator's loss at each sample (no gradient).
+        baseline_logits: `[B, N]`, z with baseline `b = -log sigmoid(z)`.
+        weights: `[B, N]`, 1 for used slots.
+        normalizer: scalar.
+
+    Returns:
+        (policy loss, baseline loss, baseline `[B, N]`), the losses as weighted
+        sums over `normalizer`.
+    """
+    rewards = tf.stop_gradient(tf.cast(rewards, tf.float32))
+    baseline_logits = tf.cast(baseline_logits, tf.float32)
+    baseline = -tf.math.log_sigmoid(baseline_logits)
+    advantage = tf.stop_gradient(rewards - baseline)
+    policy = -tf.reduce_sum(advantage * log_prob_samples * weights) / normalizer
+    target = tf.exp(-rewards)  # the baseline predicts exp(-R) as a probability
+    baseline_ce = tf.nn.sigmoid_cross_entropy_with_logits(labels=target, logits=baseline_logits)
+    return policy, tf.reduce_sum(baseline_ce * weights) / normalizer, baseline
+
+
+class AdversarialObjective(ElectraObjective):
+    """ELECTRA whose generator maximises the discriminator's loss by REINFORCE."""
+
+    name = "adversarial"
+    extra_metrics = ("reward", "baseline_loss")
+
+    def build_layers(self) -> dict:
+        hidden = self.generator.encoder.hidden_dim
+        self.baseline = keras.layers.Dense(
+            1,
+            kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02),
+            dtype=self.config.train.mixed_precision,
+            name="reinforce_baseline",
+        )
+        self.baseline.build((None, None, hidden))
+        return {"reinforce_baseline": self.baseline}
+
+    def __call__(self, batch, context: StepContext, training: bool, with_gradients: bool):
+        objective = self.config.objective
+        token_ids = tf.cast(batch["token_ids"], tf.int32)
+        masked = self.mask(batch, context)
+        normalizer = context.global_sum(tf.reduce_sum(masked.weights)) + 1e-6
+        common = {"segment_ids": batch["segment_ids"], "padding_mask": batch["padding_mask"]}
+        generator_inputs = {**common, "token_ids": masked.masked_ids}
+        generator_variables = self.generator.trainable_variables + self.baseline.trainable_variables
+
+        token_weights = tf.cast(batch["padding_mask"], tf.float32)
+        token_normalizer = context.global_sum(tf.reduce_sum(token_weights)) + 1e-6
+        with tf.GradientTape() as tape:
+            sequence = self.generator.encoder(generator_inputs, training=training)
+            logits = tf.cast(
+                self.generator.mlm_head(sequence, mask_positions=masked.positions), tf.float32
+            )
+            hidden = sampling.gather_positions(sequence, masked.positions)
+            baseline_logits = tf.squeeze(tf.cast(self.baseline(hidden), tf.float32), -1)
+            log_probs = tf.nn.log_softmax(logits, axis=-1)
+            with tape.stop_recording():  # sampling and the discriminator: no generator gradient
+                samples = self.sample(logits, masked, context)
+                corrupted, labels = sampling.corrupt(
+                    token_ids, masked.positions, masked.weights, samples
+                )
+                disc_logits, disc_loss, per_token, disc_grads = self.discriminator_pass(
+                    {**common, "token_ids": corrupted},
+                    labels,
+                    token_weights,
+                    token_normalizer,
+                    context.loss_scale,
+                    training,
+                    with_gradients,
+                )
+                rewards = sampling.gather_positions(per_token, masked.positions)
+            log_prob_samples = tf.gather(log_probs, samples, batch_dims=2)
+            policy, baseline_loss, _ = reinforce_losses(
+                log_prob_samples, rewards, baseline_logits, masked.weights, normalizer
+            )
+            generator_loss = (
+                objective.mlm_weight * policy + objective.baseline_weight * baseline_loss
+            )
+            scaled = tf.cast(context.loss_scale, tf.float32) * generator_loss
+        generator_grads = tape.gradient(scaled, generator_variables) if with_gradients else []
+
+        gradients = None
+        if with_gradients:
+            gradients = self.add_gradients({}, generator_variables, generator_grads)
+            self.add_gradients(gradients, self.discriminator.trainable_variables, disc_grads)
+        per_slot = -tf.gather(log_probs, masked.targets, batch_dims=2)
+        return StepOutput(
+            loss=generator_loss + objective.discriminator_weight * disc_loss,
+            gradients=gradients,
+            mlm={
+                "cross_entropy": per_slot,
+                "weights": masked.weights,
+                "targets": masked.targets,
+                "predictions": tf.argmax(logits, axis=-1, output_type=tf.int32),
+                "samples": samples,
+            },
+            discriminator={
+                "logits": disc_logits,
+                "labels": labels,
+                "weights": token_weights,
+                "losses": per_token,
+            },
+            extra={"reward": (rewards, masked.weights), "baseline_loss": (baseline_loss, 1.0)},
+        )

@@ -1,0 +1,120 @@
+"""All-Tokens MLM (paper, Section 3.5): Replace MLM predicting every token, with a copy mechanism.
+
+The generator is trained and sampled as in ELECTRA. The discriminator-sized
+model reads the corrupted sequence and predicts the original token at every
+real position. Its distribution mixes copying the input token (weight
+`D = sigmoid(copy logit)`, the replaced-token head's logit negated, so the
+copy probability is "this token is original") with its MLM softmax (weight
+`1 - D`). It closes most of the gap to ELECTRA in the paper (84.3 against 85.0,
+base size), showing that learning from all tokens is what matters.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from electra_tf.ops import losses, sampling
+from electra_tf.pretraining import flops
+from electra_tf.pretraining.objectives.base import StepContext, StepOutput
+from electra_tf.pretraining.objectives.electra import ElectraObjective
+
+__all__ = ["AllTokensMlmObjective"]
+
+
+class AllTokensMlmObjective(ElectraObjective):
+    """Predict every original token from the corrupted sequence, with a copy mixture."""
+
+    name = "all_tokens_mlm"
+    reports = ("mlm", "sampling")
+    extra_metrics = ("all_tokens_loss", "all_tokens_accuracy", "copy_probability")
+
+    def build_layers(self) -> dict:
+        self.model = self.discriminator_mlm()
+        return {"discriminator_mlm": self.model}
+
+    @staticmethod
+    def train_flops(config) -> float:
+        """Generator + discriminator-sized model with vocabulary softmax at every position."""
+        import dataclasses
+
+        disc, gen = flops.model_shapes(config)
+        batch = config.train.batch_size
+        every_position = dataclasses.replace(disc, output_fraction=1.0)
+        return (
+            every_position.train(batch, 1.0, "mlm")
+            + disc.train(batch, 1.0, "rtd")
+            - disc.train(batch, 1.0, "none")  # one encoder, two heads
+            + gen.train(batch, 1.0, "mlm")
+        )
+
+    def _variables(self):
+        unique = {}
+        for variable in self.discriminator.trainable_variables + self.model.trainable_variables:
+            unique.setdefault(id(variable), variable)
+        return list(unique.values())
+
+    def all_tokens_pass(self, inputs, targets, weights, normalizer, loss_scale, training, grads):
+        """Encoder once, both heads; returns predictions, loss, per-token loss, copy prob, grads."""
+
+        def forward():
+            sequence = self.discriminator.encoder(inputs, training=training)
+            copy_logits = -tf.cast(self.discriminator.rtd_head(sequence), tf.float32)
+            batch_size, length = tf.shape(targets)[0], tf.shape(targets)[1]
+            positions = tf.tile(tf.range(length)[None, :], [batch_size, 1])
+            vocab_logits = self.model.mlm_head(sequence, mask_positions=positions)
+            loss, per_token, predictions = losses.copy_mixture_loss(
+                vocab_logits, copy_logits, inputs["token_ids"], targets, weights, normalizer
+            )
+            return predictions, loss, per_token, tf.sigmoid(copy_logits)
+
+        return self._forward_backward(forward, self._variables(), loss_scale, grads)
+
+    def __call__(self, batch, context: StepContext, training: bool, with_gradients: bool):
+        mlm_weight = self.config.objective.mlm_weight
+        token_ids = tf.cast(batch["token_ids"], tf.int32)
+        masked = self.mask(batch, context)
+        normalizer = context.global_sum(tf.reduce_sum(masked.weights)) + 1e-6
+        common = {"segment_ids": batch["segment_ids"], "padding_mask": batch["padding_mask"]}
+        gen_logits, gen_loss, gen_per_slot, gen_grads = self.compiled(self.generator_pass)(
+            {**common, "token_ids": masked.masked_ids, "mask_positions": masked.positions},
+            masked.targets,
+            masked.weights,
+            normalizer,
+            context.loss_scale,
+            training,
+            with_gradients,
+        )
+        samples = self.sample(gen_logits, masked, context)
+        corrupted, _ = sampling.corrupt(token_ids, masked.positions, masked.weights, samples)
+        token_weights = tf.cast(batch["padding_mask"], tf.float32)
+        token_normalizer = context.global_sum(tf.reduce_sum(token_weights)) + 1e-6
+        predictions, loss, per_token, copy, grads = self.compiled(self.all_tokens_pass)(
+            {**common, "token_ids": corrupted},
+            token_ids,
+            token_weights,
+            token_normalizer,
+            mlm_weight * context.loss_scale,
+            training,
+            with_gradients,
+        )
+        gradients = None
+        if with_gradients:
+            gradients = self.add_gradients({}, self.generator.trainable_variables, gen_grads)
+            self.add_gradients(gradients, self._variables(), grads)
+        correct = tf.cast(tf.equal(predictions, token_ids), tf.float32)
+        return StepOutput(
+            loss=mlm_weight * (gen_loss + loss),
+            gradients=gradients,
+            mlm={
+                "cross_entropy": gen_per_slot,
+                "weights": masked.weights,
+                "targets": masked.targets,
+                "predictions": tf.argmax(gen_logits, axis=-1, output_type=tf.int32),
+                "samples": samples,
+            },
+            extra={
+                "all_tokens_loss": (per_token, token_weights),
+                "all_tokens_accuracy": (correct, token_weights),
+                "copy_probability": (copy, token_weights),
+            },
+        )

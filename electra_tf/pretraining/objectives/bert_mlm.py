@@ -1,0 +1,74 @@
+"""BERT's masked language model, the paper's baseline (Section 3.2).
+
+One model, the size of ELECTRA's discriminator (its encoder plus a tied MLM
+head), predicts the original token at the masked positions. Same data and
+masking code as ELECTRA; the baseline's showing is BERT's 80% [MASK] / 10%
+random token / 10% kept, set by `objective.mask_token_rate=0.8` and
+`objective.random_token_rate=0.1` (the experiment presets do). No generator
+runs and the replaced-token head is not trained; fine-tuning reads the
+encoder as for ELECTRA.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from electra_tf.pretraining import flops
+from electra_tf.pretraining.objectives.base import Objective, StepContext, StepOutput
+
+__all__ = ["BertMlmObjective"]
+
+
+class BertMlmObjective(Objective):
+    """Masked-LM pre-training of the discriminator-sized encoder."""
+
+    name = "bert_mlm"
+    reports = ("mlm",)
+
+    def build_layers(self) -> dict:
+        self.model = self.discriminator_mlm()
+        return {"discriminator_mlm": self.model}
+
+    @staticmethod
+    def train_flops(config) -> float:
+        """A discriminator-sized model with an MLM head at the masked positions."""
+        disc, _ = flops.model_shapes(config)
+        return disc.train(config.train.batch_size, 1.0, "mlm")
+
+    def model_pass(self, inputs, targets, weights, normalizer, loss_scale, training, grads):
+        """The MLM pass of the discriminator-sized model (see `Objective.mlm_pass`)."""
+        return self.mlm_pass(
+            self.model, inputs, targets, weights, normalizer, loss_scale, training, grads
+        )
+
+    def __call__(self, batch, context: StepContext, training: bool, with_gradients: bool):
+        masked = self.mask(batch, context)
+        normalizer = context.global_sum(tf.reduce_sum(masked.weights)) + 1e-6
+        inputs = {
+            "token_ids": masked.masked_ids,
+            "segment_ids": batch["segment_ids"],
+            "padding_mask": batch["padding_mask"],
+            "mask_positions": masked.positions,
+        }
+        logits, loss, per_slot, grads = self.compiled(self.model_pass)(
+            inputs,
+            masked.targets,
+            masked.weights,
+            normalizer,
+            self.config.objective.mlm_weight * context.loss_scale,
+            training,
+            with_gradients,
+        )
+        gradients = None
+        if with_gradients:
+            gradients = self.add_gradients({}, self.model.trainable_variables, grads)
+        return StepOutput(
+            loss=self.config.objective.mlm_weight * loss,
+            gradients=gradients,
+            mlm={
+                "cross_entropy": per_slot,
+                "weights": masked.weights,
+                "targets": masked.targets,
+                "predictions": tf.argmax(logits, axis=-1, output_type=tf.int32),
+            },
+        )

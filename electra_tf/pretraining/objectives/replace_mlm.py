@@ -1,0 +1,93 @@
+"""Replace MLM (paper, Section 3.5): masked positions show generator samples, not [MASK].
+
+The generator is trained and sampled exactly as in ELECTRA; the
+discriminator-sized model then reads the corrupted sequence and, as a masked
+LM, predicts the original token at every masked position (whether or not the
+sample happened to be correct). It removes BERT's pre-train/fine-tune
+mismatch of the [MASK] token but still learns from ~15% of the tokens (paper,
+base size: GLUE 82.4 against ELECTRA's 85.0).
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from electra_tf.ops import sampling
+from electra_tf.pretraining import flops
+from electra_tf.pretraining.objectives.base import StepContext, StepOutput
+from electra_tf.pretraining.objectives.electra import ElectraObjective
+
+__all__ = ["ReplaceMlmObjective"]
+
+
+class ReplaceMlmObjective(ElectraObjective):
+    """Generator samples in, original tokens out, at the masked positions."""
+
+    name = "replace_mlm"
+    reports = ("mlm", "sampling")
+    extra_metrics = ("disc_mlm_loss", "disc_mlm_accuracy")
+
+    def build_layers(self) -> dict:
+        self.model = self.discriminator_mlm()
+        return {"discriminator_mlm": self.model}
+
+    @staticmethod
+    def train_flops(config) -> float:
+        """Generator (MLM head) + discriminator-sized model with an MLM head at masked positions."""
+        disc, gen = flops.model_shapes(config)
+        batch = config.train.batch_size
+        return disc.train(batch, 1.0, "mlm") + gen.train(batch, 1.0, "mlm")
+
+    def model_pass(self, inputs, targets, weights, normalizer, loss_scale, training, grads):
+        """The MLM pass of the discriminator-sized model on corrupted input."""
+        return self.mlm_pass(
+            self.model, inputs, targets, weights, normalizer, loss_scale, training, grads
+        )
+
+    def __call__(self, batch, context: StepContext, training: bool, with_gradients: bool):
+        mlm_weight = self.config.objective.mlm_weight
+        token_ids = tf.cast(batch["token_ids"], tf.int32)
+        masked = self.mask(batch, context)
+        normalizer = context.global_sum(tf.reduce_sum(masked.weights)) + 1e-6
+        common = {"segment_ids": batch["segment_ids"], "padding_mask": batch["padding_mask"]}
+        gen_logits, gen_loss, gen_per_slot, gen_grads = self.compiled(self.generator_pass)(
+            {**common, "token_ids": masked.masked_ids, "mask_positions": masked.positions},
+            masked.targets,
+            masked.weights,
+            normalizer,
+            context.loss_scale,
+            training,
+            with_gradients,
+        )
+        samples = self.sample(gen_logits, masked, context)
+        corrupted, _ = sampling.corrupt(token_ids, masked.positions, masked.weights, samples)
+        logits, loss, per_slot, grads = self.compiled(self.model_pass)(
+            {**common, "token_ids": corrupted, "mask_positions": masked.positions},
+            masked.targets,
+            masked.weights,
+            normalizer,
+            mlm_weight * context.loss_scale,
+            training,
+            with_gradients,
+        )
+        gradients = None
+        if with_gradients:
+            gradients = self.add_gradients({}, self.generator.trainable_variables, gen_grads)
+            self.add_gradients(gradients, self.model.trainable_variables, grads)
+        predictions = tf.argmax(logits, axis=-1, output_type=tf.int32)
+        correct = tf.cast(tf.equal(predictions, masked.targets), tf.float32)
+        return StepOutput(
+            loss=mlm_weight * (gen_loss + loss),
+            gradients=gradients,
+            mlm={
+                "cross_entropy": gen_per_slot,
+                "weights": masked.weights,
+                "targets": masked.targets,
+                "predictions": tf.argmax(gen_logits, axis=-1, output_type=tf.int32),
+                "samples": samples,
+            },
+            extra={
+                "disc_mlm_loss": (per_slot, masked.weights),
+                "disc_mlm_accuracy": (correct, masked.weights),
+            },
+        )

@@ -1,0 +1,122 @@
+"""Unigram generator: replacements drawn by corpus token frequency (paper, Section 3.2).
+
+No generator network runs: each masked position gets a token sampled from
+the corpus unigram distribution that `electra-tf prepare` counted
+(`unigram_counts.npy` in the data folder, or `objective.unigram_counts`).
+Special tokens are never sampled. The discriminator trains exactly as in
+ELECTRA (a sample equal to the original counts as real).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import tensorflow as tf
+
+from electra_tf.config import ConfigError
+from electra_tf.ops import sampling
+from electra_tf.pretraining import flops
+from electra_tf.pretraining.objectives.base import StepContext, StepOutput, Streams
+from electra_tf.pretraining.objectives.electra import ElectraObjective
+
+__all__ = ["UnigramObjective", "unigram_counts_path", "sample_unigram"]
+
+
+def unigram_counts_path(config) -> str:
+    """`objective.unigram_counts`, or `unigram_counts.npy` beside the training files."""
+    path = config.objective.unigram_counts
+    if path:
+        return path
+    first = config.data.train_files.split(",")[0].strip()
+    if not first:
+        return ""
+    folder = first if os.path.isdir(first) else os.path.dirname(first)
+    return os.path.join(folder, "unigram_counts.npy")
+
+
+def sample_unigram(cdf, uniforms) -> tf.Tensor:
+    """Inverse-CDF samples: the first id whose cumulative probability exceeds each uniform.
+
+    Args:
+        cdf: float64 or float32 `[V]`, non-decreasing, last entry 1.
+        uniforms: float `[...]` in (0, 1).
+
+    Returns:
+        int32 `[...]`.
+    """
+    cdf = tf.cast(cdf, tf.float32)
+    flat = tf.reshape(tf.cast(uniforms, tf.float32), [1, -1])
+    ids = tf.searchsorted(cdf[None, :], flat, side="right", out_type=tf.int32)
+    ids = tf.minimum(ids, tf.shape(cdf)[0] - 1)
+    return tf.reshape(ids, tf.shape(uniforms))
+
+
+class UnigramObjective(ElectraObjective):
+    """Replaced-token detection against a unigram "generator"."""
+
+    name = "unigram"
+    reports = ("sampling", "discriminator")
+
+    def __init__(self, config, generator, discriminator):
+        super().__init__(config, generator, discriminator)
+        path = unigram_counts_path(config)
+        if not path or not os.path.exists(path):
+            raise ConfigError(
+                f"The unigram objective needs token counts, but {path or 'no file'!r} does not "
+                "exist: run `electra-tf prepare` (it writes unigram_counts.npy) or set "
+                "objective.unigram_counts."
+            )
+        counts = np.asarray(np.load(path), np.float64).reshape(-1)
+        vocabulary = config.model.vocabulary_size
+        if counts.shape[0] != vocabulary:
+            raise ConfigError(
+                f"{path} holds {counts.shape[0]} counts but model.vocabulary_size is "
+                f"{vocabulary}: use the counts of the vocabulary the data was packed with."
+            )
+        counts = counts.copy()
+        for special in self.special_ids:
+            counts[special] = 0.0
+        if counts.sum() <= 0:
+            raise ConfigError(f"{path} counts no ordinary token; prepare the data again.")
+        self.cdf = np.cumsum(counts / counts.sum())
+        self.cdf[-1] = 1.0
+
+    @staticmethod
+    def train_flops(config) -> float:
+        """The discriminator alone (sampling from a table costs no matmul)."""
+        disc, _ = flops.model_shapes(config)
+        return disc.train(config.train.batch_size, 1.0, "rtd")
+
+    def __call__(self, batch, context: StepContext, training: bool, with_gradients: bool):
+        objective = self.config.objective
+        token_ids = tf.cast(batch["token_ids"], tf.int32)
+        padding_mask = batch["padding_mask"]
+        masked = self.mask(batch, context)
+        draws = context.uniform(Streams.GUMBEL, self.num_predictions)
+        samples = sample_unigram(tf.constant(self.cdf), draws)
+        corrupted, labels = sampling.corrupt(token_ids, masked.positions, masked.weights, samples)
+        token_weights = self.discriminator_weights(padding_mask, masked)
+        normalizer = context.global_sum(tf.reduce_sum(token_weights)) + 1e-6
+        inputs = {
+            "token_ids": corrupted,
+            "segment_ids": batch["segment_ids"],
+            "padding_mask": padding_mask,
+        }
+        logits, loss, per_token, grads = self.compiled(self.discriminator_pass)(
+            inputs, labels, token_weights, normalizer, context.loss_scale, training, with_gradients
+        )
+        gradients = None
+        if with_gradients:
+            gradients = self.add_gradients({}, self.discriminator.trainable_variables, grads)
+        return StepOutput(
+            loss=objective.discriminator_weight * loss,
+            gradients=gradients,
+            mlm={"weights": masked.weights, "targets": masked.targets, "samples": samples},
+            discriminator={
+                "logits": logits,
+                "labels": labels,
+                "weights": token_weights,
+                "losses": per_token,
+            },
+        )

@@ -1,0 +1,119 @@
+"""The efficiency and generator-size experiments, end to end on a tiny corpus."""
+
+import json
+
+import numpy as np
+import pytest
+from helpers import SPECIAL, VOCAB, write_packed
+
+from electra_tf.config import ConfigError
+from electra_tf.data.tfrecords import Manifest
+from electra_tf.data.vocabulary import SPECIAL_TOKENS
+from electra_tf.experiments.efficiency import (
+    ExperimentOptions,
+    _pretrain_config,
+    _steps_for,
+    claim_holds,
+    efficiency_experiment,
+    generator_size_experiment,
+)
+
+WORDS = [f"w{i}" for i in range(5, VOCAB)]
+TINY = (
+    "model.num_layers=1",
+    "model.hidden_dim=16",
+    "model.embedding_dim=8",
+    "model.num_heads=2",
+    "model.intermediate_dim=32",
+    "model.max_sequence_length=16",
+    "data.sequence_length=16",
+    "train.batch_size=4",
+)
+
+
+def _corpus(tmp_path):
+    folder = tmp_path / "data"
+    write_packed(folder, n=64, seq=16, manifest=False)
+    (folder / "vocab.txt").write_text("\n".join([*SPECIAL_TOKENS, *WORDS]) + "\n")
+    np.save(folder / "unigram_counts.npy", np.arange(VOCAB, dtype=np.int64))
+    Manifest(
+        folder=str(folder),
+        sequence_length=16,
+        shards=(("shard-000.tfrecord", 32), ("shard-001.tfrecord", 32)),
+        vocab_file="vocab.txt",
+        vocabulary_size=VOCAB,
+        special_ids=dict(SPECIAL),
+    ).write()
+    rng = np.random.default_rng(0)
+    rows = []
+    for i in range(60):
+        rating = float(rng.integers(-4, 5)) or 1.0
+        words = " ".join(rng.choice(WORDS[:10] if rating > 0 else WORDS[10:20], size=4))
+        rows.append(f"{i}_1\t{rating:.1f}\t{words}")
+    movie = tmp_path / "movieReviewSnippets_GroundTruth.txt"
+    movie.write_text("\n".join(rows) + "\n")
+    return str(folder), str(movie)
+
+
+def test_claim_compares_medians_against_the_seed_spread():
+    rows = [
+        {"objective": "electra", "budget": 1.0, "median": 0.80, "std": 0.02},
+        {"objective": "bert_mlm", "budget": 1.0, "median": 0.75, "std": 0.03},
+        {"objective": "electra", "budget": 2.0, "median": 0.80, "std": 0.06},
+        {"objective": "bert_mlm", "budget": 2.0, "median": 0.76, "std": 0.01},
+    ]
+    assert claim_holds(rows, 1.0) is True  # 0.05 > 0.03
+    assert claim_holds(rows, 2.0) is False  # 0.04 < 0.06
+    assert claim_holds(rows, 3.0) is None
+
+
+def test_efficiency_experiment_writes_table_plot_and_equal_budgets(tmp_path):
+    data, movie = _corpus(tmp_path)
+    options = ExperimentOptions(
+        data_dir=data,
+        output_dir=str(tmp_path / "out"),
+        movie_file=movie,
+        overrides=TINY,
+        seeds=2,
+        finetune_overrides=("epochs=1", "max_seq_length=16", "batch_size=8"),
+    )
+    per_step, _ = _steps_for(_pretrain_config(options, ("objective.name=electra",)), [1.0])
+    budgets = [3 * per_step, 6 * per_step]  # ELECTRA: 3 and 6 steps
+    result = efficiency_experiment(options, ["electra", "bert_mlm"], budgets, log=lambda _: None)
+    rows = result["rows"]
+    assert [(r["objective"], r["steps"]) for r in rows][:2] == [("electra", 3), ("electra", 6)]
+    bert = [r for r in rows if r["objective"] == "bert_mlm"]
+    # Equal compute: each run's FLOPs reach the budget within one of its own steps.
+    for r in rows:
+        per = r["train_flops"] / r["steps"]
+        assert r["budget"] <= r["train_flops"] < r["budget"] + per
+    assert bert[0]["steps"] != 3  # BERT's step costs differ, so its step count does too
+    assert all(r["seeds"] == 2 and 0.0 <= r["median"] <= 1.0 for r in rows)
+    out = tmp_path / "out"
+    saved = json.loads((out / "efficiency.json").read_text())
+    assert set(saved["claim_electra_beats_bert"]) == {f"{b:.3e}" for b in budgets}
+    assert "| electra |" in (out / "efficiency.md").read_text()
+    assert (out / "efficiency.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_generator_size_experiment_and_bad_names(tmp_path):
+    data, movie = _corpus(tmp_path)
+    options = ExperimentOptions(
+        data_dir=data,
+        output_dir=str(tmp_path / "sizes"),
+        movie_file=movie,
+        overrides=(*TINY, "model.hidden_dim=32", "model.num_heads=4", "model.intermediate_dim=64"),
+        seeds=1,
+        finetune_overrides=("epochs=1", "max_seq_length=16", "batch_size=8"),
+    )
+    config = _pretrain_config(options, ("model.generator_size_fraction=1.0",))
+    per_step, _ = _steps_for(config, [1.0])
+    result = generator_size_experiment(options, [0.25, 1.0], 3 * per_step, log=lambda _: None)
+    small, full = result["rows"]
+    assert small["generator_fraction"] == 0.25 and full["steps"] == 3
+    assert small["steps"] > full["steps"]  # a smaller generator buys more steps at equal FLOPs
+    assert (tmp_path / "sizes" / "generator_size.png").exists()
+    with pytest.raises(ConfigError, match="Unknown objective 'bert'"):
+        efficiency_experiment(options, ["bert"], [1e9])
+    with pytest.raises(ConfigError, match="FLOP budget"):
+        efficiency_experiment(options, ["electra"], [])
