@@ -51,6 +51,24 @@ def _add_pretrain_parser(subparsers) -> None:
         help="a folder written by `electra-tf prepare`, or comma-separated TFRecord files/globs "
         "(sets data.train_files)",
     )
+    parser.add_argument(
+        "--text",
+        action="append",
+        metavar="PATH",
+        help="stream raw text files or folders instead of --data (no prepare step; "
+        "tokenized and packed on the fly with --vocab-file); repeatable",
+    )
+    parser.add_argument(
+        "--layout",
+        choices=["lines", "files"],
+        default="lines",
+        help="--text layout: one sentence per line with blank lines between documents "
+        "(lines), or one document per file (files)",
+    )
+    parser.add_argument("--vocab-file", help="WordPiece vocab.txt for --text")
+    parser.add_argument(
+        "--no-lower-case", action="store_true", help="--text: keep case (cased vocabulary)"
+    )
     parser.add_argument("--output-dir", required=True, help="run folder: checkpoints, logs, config")
     parser.add_argument("--steps", type=int, help="total training steps (sets train.num_steps)")
     parser.add_argument("--batch-size", type=int, help="global batch size (sets train.batch_size)")
@@ -110,13 +128,34 @@ def _pretrain(args) -> int:
     config = _pretrain_config(args)
     from electra_tf.pretraining.run import config_for_data, run_pretraining
 
-    config = config_for_data(config)
+    sources = None
+    if args.text:
+        from electra_tf.config import ConfigError
+        from electra_tf.data.corpus import TextSource
+        from electra_tf.data.vocabulary import read_vocabulary, special_ids
+
+        if args.data:
+            raise ConfigError("Give --data (prepared examples) or --text (raw text), not both.")
+        if not args.vocab_file:
+            raise ConfigError("--text needs --vocab-file (learn one with electra-tf prepare).")
+        tokens = read_vocabulary(args.vocab_file)
+        ids = special_ids(tokens)
+        config = config.override(
+            f"data.vocab_file={args.vocab_file}",
+            f"model.vocabulary_size={len(tokens)}",
+            *(f"data.{name}_id={value}" for name, value in ids.items()),
+        )
+        sources = [TextSource(args.text, layout=args.layout)]
+    else:
+        config = config_for_data(config)
     result = run_pretraining(
         config,
         args.output_dir,
         verbose=args.verbose,
         resume=not args.no_resume,
         max_steps=args.max_steps,
+        text_sources=sources,
+        lower_case=not args.no_lower_case,
     )
     print(
         json.dumps(
@@ -409,7 +448,10 @@ def _add_demo_parser(subparsers) -> None:
         "--data-dir", default="data", help="cache for downloaded and prepared data (default data)"
     )
     parser.add_argument("--steps", type=int, default=1500, help="training steps (default 1500)")
-    parser.add_argument("--batch-size", type=int, default=32, help="batch size (default 32)")
+    parser.add_argument("--batch-size", type=int, default=64, help="batch size (default 64)")
+    parser.add_argument(
+        "--sequence-length", type=int, default=64, help="packed example length (default 64)"
+    )
     parser.add_argument(
         "--minutes",
         type=float,
@@ -417,7 +459,7 @@ def _add_demo_parser(subparsers) -> None:
         help="stop training after this many minutes (default: run all steps)",
     )
     parser.add_argument(
-        "--vocab-size", type=int, default=8192, help="learned vocabulary size (default 8192)"
+        "--vocab-size", type=int, default=2048, help="learned vocabulary size (default 2048)"
     )
     parser.add_argument(
         "--set",
@@ -442,6 +484,7 @@ def _demo(args) -> int:
             batch_size=args.batch_size,
             minutes=args.minutes,
             vocabulary_size=args.vocab_size,
+            sequence_length=args.sequence_length,
             overrides=tuple(args.overrides),
             verbose=args.verbose,
         )

@@ -80,3 +80,44 @@ def test_pretrain_runs_and_resumes(tmp_path):
     assert changed.returncode == 2 and "model.hidden_dim=128" in changed.stderr
     fresh = _cli(*base, "--steps", "6", "--no-resume")
     assert fresh.returncode == 2 and "already holds checkpoints" in fresh.stderr
+
+
+def test_pretrain_streams_raw_text_without_prepare(tmp_path):
+    words = [f"word{i}" for i in range(40)]
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words]) + "\n")
+    lines = []
+    for d in range(12):
+        for s in range(6):
+            lines.append(" ".join(words[(d * 7 + s * 3 + k) % 40] for k in range(5)))
+        lines.append("")
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(lines) + "\n")
+    result = _cli(
+        "pretrain",
+        "--text",
+        str(corpus),
+        "--vocab-file",
+        str(vocab),
+        "--output-dir",
+        str(tmp_path / "run"),
+        "--steps",
+        "3",
+        "--batch-size",
+        "4",
+        "--verbose",
+        "0",
+        "--set",
+        "model.num_layers=1",
+        "--set",
+        "data.sequence_length=16",
+        "--set",
+        "train.warmup_steps=0",
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    summary = json.loads(result.stdout)
+    assert summary["step"] == 3 and summary["metrics"]["mlm_loss"] > 0
+    saved = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert saved["model"]["vocabulary_size"] == 45 and saved["data"]["vocab_file"] == str(vocab)
+    both = _cli("pretrain", "--text", str(corpus), "--data", str(tmp_path), "--output-dir", "x")
+    assert both.returncode == 2 and "not both" in both.stderr

@@ -480,3 +480,12 @@ def test_initialization_sources_agree(tmp_path):
     assert scratch.weights is None and scratch.encoder_config["vocabulary_size"] == 64
     with pytest.raises(ConfigError, match="needs a vocabulary"):
         load_initialization("scratch:tiny")
+
+
+def test_roc_auc_by_hand_with_ties():
+    from electra_tf.finetuning.metrics import roc_auc
+
+    # Pairs (positive, negative): (0.5, 0.5) counts 1/2, the other three 1: 3.5 / 4.
+    assert roc_auc([0, 1, 0, 1], [0.5, 0.5, 0.2, 0.9]) == 0.875
+    assert roc_auc([1, 1, 0], [0.1, 0.2, 0.3]) == 0.0
+    assert np.isnan(roc_auc([1, 1], [0.1, 0.2]))

@@ -78,6 +78,8 @@ def run_pretraining(
     callbacks=(),
     max_steps: int | None = None,
     save_steps=(),
+    text_sources=None,
+    lower_case: bool = True,
 ) -> RunResult:
     """Trains `config` into `output_dir`, resuming from its latest checkpoint if any.
 
@@ -90,6 +92,10 @@ def run_pretraining(
         max_steps: stop after this many steps in this call (the run can be resumed).
         save_steps: steps to checkpoint besides every `train.checkpoint_every` (they are
             subject to `train.keep_checkpoints` like the others).
+        text_sources: corpus sources (`electra_tf.data.corpus`) to stream from instead of
+            prepared files: tokenized with `data.vocab_file` and packed on the fly
+            (`electra_tf.data.streaming`); one pipeline, on the default or a mirrored strategy.
+        lower_case: lower-case (and strip accents) when streaming, for uncased vocabularies.
 
     Returns:
         `RunResult`.
@@ -100,10 +106,16 @@ def run_pretraining(
     strategy = make_strategy(train)
     is_chief, worker_id = worker_info()
 
-    files, counts, _ = resolve_files(config.data.train_files)
-    check_first_record(files, config.data.sequence_length)
-    if counts is None:
-        counts = count_records(files)
+    if text_sources is None:
+        files, counts, _ = resolve_files(config.data.train_files)
+        check_first_record(files, config.data.sequence_length)
+        if counts is None:
+            counts = count_records(files)
+    elif train.strategy not in ("default", "mirrored"):
+        raise ConfigError(
+            f"Streaming from text runs one input pipeline; train.strategy={train.strategy!r} "
+            "needs prepared data (electra-tf prepare)."
+        )
 
     checkpointer_dir = output_dir / "checkpoints"
     keras.utils.set_random_seed(train.seed)
@@ -152,7 +164,23 @@ def run_pretraining(
             input_context=input_context,
         )
 
-    if train.strategy == "default":
+    if text_sources is not None:
+        from electra_tf.data.streaming import text_dataset
+        from electra_tf.data.tokenizer import ElectraTokenizer
+
+        if not config.data.vocab_file:
+            raise ConfigError("Streaming from text needs data.vocab_file (--vocab-file).")
+        dataset = text_dataset(
+            text_sources,
+            ElectraTokenizer(config.data.vocab_file, lower_case=lower_case),
+            sequence_length=config.data.sequence_length,
+            batch_size=train.batch_size,
+            seed=train.seed,
+            start_step=start,
+        )
+        if train.strategy != "default":
+            dataset = strategy.experimental_distribute_dataset(dataset)
+    elif train.strategy == "default":
         dataset = dataset_fn()
     else:
         dataset = strategy.distribute_datasets_from_function(dataset_fn)

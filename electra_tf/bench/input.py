@@ -1,0 +1,139 @@
+"""Times the pre-training input pipeline against the model's consumption; prints JSON lines.
+
+    python -m electra_tf.bench input --recipe small --batch 32
+
+Writes `--examples` packed examples (random ids, as `prepare` lays them out)
+to TFRecord shards in a temporary folder, or reads `--data` (a prepare
+folder), then iterates `electra_tf.data.pipeline.pretraining_dataset`
+(interleaved shards, block shuffle, batch, prefetch) for `--budget` seconds,
+`--repeats` times, and reports examples/s. The model's consumption is the
+recipe's training step timed on the same machine (`bench step`), unless
+`--model-steps-per-second` gives it. The ratio says how many times faster
+the input is than the step needs: masking runs in the step, so the
+pipeline only reads, shuffles and batches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import time
+
+__all__ = ["main"]
+
+
+def _write_examples(folder, count, sequence_length, vocabulary, shards=8):
+    import numpy as np
+    import tensorflow as tf
+
+    from electra_tf.data.tfrecords import serialize_example
+
+    rng = np.random.default_rng(0)
+    files = []
+    per_shard = -(-count // shards)
+    for shard in range(shards):
+        name = os.path.join(folder, f"bench-{shard:03d}.tfrecord")
+        rows = min(per_shard, count - shard * per_shard)
+        with tf.io.TFRecordWriter(name) as writer:
+            for _ in range(rows):
+                length = int(rng.integers(sequence_length // 2, sequence_length + 1))
+                ids = np.zeros(sequence_length, np.int64)
+                ids[:length] = rng.integers(999, vocabulary, size=length)
+                mask = (np.arange(sequence_length) < length).astype(np.int64)
+                segments = ((np.arange(sequence_length) > length // 2) & (mask > 0)).astype(
+                    np.int64
+                )
+                writer.write(serialize_example(ids, mask, segments))
+        files.append((name, rows))
+    return [f for f, _ in files], [n for _, n in files]
+
+
+def run(args) -> dict:
+    import numpy as np
+
+    from electra_tf.config import load_recipe
+    from electra_tf.data.pipeline import pretraining_dataset
+
+    config = load_recipe(args.recipe)
+    sequence_length = args.seq
+    with tempfile.TemporaryDirectory() as scratch:
+        if args.data:
+            from electra_tf.data.tfrecords import resolve_files
+
+            files, counts, _ = resolve_files(args.data)
+        else:
+            files, counts = _write_examples(
+                scratch, args.examples, sequence_length, config.model.vocabulary_size
+            )
+        rates = []
+        for repeat in range(args.repeats):
+            dataset = pretraining_dataset(
+                files,
+                counts,
+                sequence_length=sequence_length,
+                batch_size=args.batch,
+                seed=repeat,
+            )
+            iterator = iter(dataset)
+            next(iterator)  # start-up (file opening, first shuffle block)
+            batches, start = 0, time.perf_counter()
+            while time.perf_counter() - start < args.budget:
+                next(iterator)
+                batches += 1
+            rates.append(batches * args.batch / (time.perf_counter() - start))
+    record = {
+        "kind": "input_pipeline",
+        "recipe": args.recipe,
+        "batch": args.batch,
+        "seq_len": sequence_length,
+        "examples_per_s_median": float(np.median(rates)),
+        "examples_per_s": [round(r, 1) for r in rates],
+    }
+    model_rate = args.model_steps_per_second
+    if model_rate is None:
+        from electra_tf.bench import step
+
+        step_args = step.build_parser().parse_args(
+            [
+                "--recipe",
+                args.recipe,
+                "--batch",
+                str(args.batch),
+                "--seq",
+                str(sequence_length),
+                "--steps",
+                str(args.model_steps),
+                "--warmup",
+                "2",
+            ]
+        )
+        model_rate = step.run(step_args)["steps_per_s"]
+    record["model_examples_per_s"] = model_rate * args.batch
+    record["input_over_model"] = record["examples_per_s_median"] / record["model_examples_per_s"]
+    return record
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m electra_tf.bench input")
+    parser.add_argument("--recipe", default="small", help="recipe whose step is the consumer")
+    parser.add_argument("--batch", type=int, default=32, help="batch size (default 32)")
+    parser.add_argument("--seq", type=int, default=128, help="sequence length (default 128)")
+    parser.add_argument("--data", help="a prepare folder to read instead of written examples")
+    parser.add_argument("--examples", type=int, default=20000, help="examples written")
+    parser.add_argument("--budget", type=float, default=5.0, help="seconds per timing")
+    parser.add_argument("--repeats", type=int, default=3, help="timings (median reported)")
+    parser.add_argument(
+        "--model-steps-per-second", type=float, help="skip timing the step; use this rate"
+    )
+    parser.add_argument("--model-steps", type=int, default=8, help="steps timed for the model")
+    return parser
+
+
+def main(argv=None) -> int:
+    os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    args = build_parser().parse_args(argv)
+    print(json.dumps(run(args)))
+    return 0
