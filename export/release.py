@@ -32,6 +32,7 @@ def main(argv=None) -> int:
     parser.add_argument("--model-name", default="electra", help="TF Serving model name")
     parser.add_argument("--version", type=int, default=1, help="TF Serving version")
     parser.add_argument("--seq-length", type=int, default=128, help="text signatures' length")
+    parser.add_argument("--vocab-file", help="vocabulary (default: the one the run's config names)")
     args = parser.parse_args(argv)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -46,9 +47,12 @@ def main(argv=None) -> int:
     from electra_tf.serving.saved_model import export_for_serving
 
     model = load_pretrainer(args.checkpoint)
-    vocab = model.config.data.vocab_file
+    vocab = args.vocab_file or model.config.data.vocab_file
     if not vocab:
-        print(f"{args.checkpoint}: its config names no vocabulary file.", file=sys.stderr)
+        print(
+            f"{args.checkpoint}: its config names no vocabulary file; give --vocab-file.",
+            file=sys.stderr,
+        )
         return 2
     out = Path(args.out)
     serving = export_for_serving(

@@ -1,5 +1,6 @@
 """Exports consumed by real consumers in fresh processes, and the serving graph's op set."""
 
+import json
 import os
 import re
 import subprocess
@@ -306,3 +307,32 @@ def test_hub_pair_in_fresh_processes_with_three_consumers(exported, tmp_path):
     losses = out["losses"]
     assert losses[-1] < losses[0] and int(out["encoder_moved"]) > 10
     assert int(out["hub_trainable"]) == int(out["num_trainable"]) > 10
+
+
+def test_release_script_writes_and_checks_every_format(exported, tmp_path):
+    from electra_tf.pretraining.checkpoint import save_pretrainer
+
+    run = save_pretrainer(exported["model"], tmp_path / "run").parent.parent
+    script = Path(__file__).parent.parent / "export" / "release.py"
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(script),
+            "--checkpoint",
+            str(run),
+            "--out",
+            str(tmp_path / "rel"),
+            "--vocab-file",
+            exported["vocab"],
+            "--seq-length",
+            "16",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout[result.stdout.index("{") :])
+    differences = report["max_abs_difference_vs_keras"]
+    assert differences["serving"] <= 1e-5 and differences["hub_encoder"] <= 1e-5
+    assert 0 < differences["keras_hub_tanh_gelu"] < 1e-2  # tanh-approximate GELU
+    assert (tmp_path / "rel" / "serving" / "electra" / "1" / "saved_model.pb").exists()

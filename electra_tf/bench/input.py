@@ -10,7 +10,8 @@ folder), then iterates `electra_tf.data.pipeline.pretraining_dataset`
 recipe's training step timed on the same machine (`bench step`), unless
 `--model-steps-per-second` gives it. The ratio says how many times faster
 the input is than the step needs: masking runs in the step, so the
-pipeline only reads, shuffles and batches.
+pipeline only reads, shuffles and batches; `masking_ms_per_batch` is what
+that masking costs inside the step (median of 200 calls).
 """
 
 from __future__ import annotations
@@ -48,6 +49,50 @@ def _write_examples(folder, count, sequence_length, vocabulary, shards=8):
                 writer.write(serialize_example(ids, mask, segments))
         files.append((name, rows))
     return [f for f, _ in files], [n for _, n in files]
+
+
+def _masking_ms(config, batch: int, sequence_length: int, calls: int = 200) -> float:
+    """Median milliseconds of the step's dynamic masking on one batch (it runs in the step)."""
+    import numpy as np
+    import tensorflow as tf
+
+    from electra_tf.ops import masking, random
+
+    data, vocabulary = config.data, config.model.vocabulary_size
+    n = config.objective.num_predictions(sequence_length)
+    ids = np.random.default_rng(0).integers(999, vocabulary, (batch, sequence_length))
+    ids[:, 0], ids[:, -1] = data.cls_id, data.sep_id
+    ids = tf.constant(ids.astype("int32"))
+    rows = tf.range(batch)
+
+    @tf.function
+    def mask(step):
+        def draw(stream, columns):
+            return random.uniform(random.row_keys(1, step, stream, rows), columns)
+
+        return masking.mask_batch(
+            ids,
+            tf.ones_like(ids),
+            position_scores=draw(1, sequence_length),
+            action_draw=draw(2, n),
+            token_draw=draw(3, n),
+            special_ids=(data.cls_id, data.sep_id, data.mask_id, data.pad_id),
+            mask_id=data.mask_id,
+            vocabulary_size=vocabulary,
+            mask_rate=config.objective.mask_rate,
+            max_predictions=n,
+            mask_token_rate=config.objective.mask_token_rate,
+            random_token_rate=config.objective.random_token_rate,
+        ).masked_ids
+
+    for step in range(5):
+        mask(tf.constant(step, tf.int64))
+    times = []
+    for step in range(calls):
+        start = time.perf_counter()
+        mask(tf.constant(step, tf.int64)).numpy()
+        times.append(time.perf_counter() - start)
+    return float(np.median(times) * 1000.0)
 
 
 def run(args) -> dict:
@@ -91,6 +136,7 @@ def run(args) -> dict:
         "examples_per_s_median": float(np.median(rates)),
         "examples_per_s": [round(r, 1) for r in rates],
     }
+    record["masking_ms_per_batch"] = _masking_ms(config, args.batch, sequence_length)
     model_rate = args.model_steps_per_second
     if model_rate is None:
         from electra_tf.bench import step
