@@ -612,7 +612,11 @@ def _add_experiment_parser(subparsers) -> None:
         "with several generator sizes at one budget. electra-mlm: Appendix G, a run's "
         "discriminator as a masked LM beside its generator.",
     )
-    parser.add_argument("which", choices=["efficiency", "generator-size", "electra-mlm"])
+    parser.add_argument(
+        "which",
+        choices=["efficiency", "generator-size", "electra-mlm"],
+        help="the experiment: objectives at equal FLOPs, generator sizes, or Appendix G",
+    )
     parser.add_argument("--data", required=True, help="a folder written by `electra-tf prepare`")
     parser.add_argument("--output-dir", help="where runs and results go (efficiency, sizes)")
     parser.add_argument("--recipe", default="tiny", help="pre-training recipe (default tiny)")
@@ -639,7 +643,10 @@ def _add_experiment_parser(subparsers) -> None:
     )
     parser.add_argument("--seeds", type=int, default=5, help="fine-tuning seeds per checkpoint")
     parser.add_argument(
-        "--task", default="movie_reviews", choices=["movie_reviews", "movie_ratings"]
+        "--task",
+        default="movie_reviews",
+        choices=["movie_reviews", "movie_ratings"],
+        help="downstream task: accuracy (movie_reviews) or Spearman (movie_ratings)",
     )
     parser.add_argument(
         "--finetune-set",
