@@ -118,7 +118,7 @@ class ElectraPretrainer(keras.Model):
             trackers["disc_precision"] = keras.metrics.Precision(name="disc_precision")
             trackers["disc_recall"] = keras.metrics.Recall(name="disc_recall")
             # 1000 thresholds: a weak discriminator's probabilities sit in a narrow band that
-            # the default 200 resolve too coarsely (AUC reads 0.5 whatever the ranking).
+            # the default 200 bins resolve coarsely (the demo also reports the exact AUC).
             trackers["disc_auc"] = keras.metrics.AUC(num_thresholds=1000, name="disc_auc")
             trackers["replaced_fraction"] = mean(name="replaced_fraction")
         for name in extra_metrics:
