@@ -88,7 +88,7 @@ def learn_vocabulary(
     import tensorflow as tf
     from tensorflow_text.tools.wordpiece_vocab import bert_vocab_from_dataset as learner
 
-    from electra_tf.data.tokenizer import normalize_text
+    from electra_tf.data.normalization import normalize_text
 
     if isinstance(texts, tf.data.Dataset):
         dataset = texts

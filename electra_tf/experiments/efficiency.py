@@ -25,8 +25,7 @@ import time
 from pathlib import Path
 
 from electra_tf.config import ConfigError, load_recipe
-from electra_tf.pretraining.flops import train_flops_per_step
-from electra_tf.pretraining.objectives import OBJECTIVES
+from electra_tf.pretraining.objectives import OBJECTIVES, train_flops_per_step
 
 __all__ = [
     "OBJECTIVE_PRESETS",

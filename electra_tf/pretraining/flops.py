@@ -27,7 +27,6 @@ __all__ = [
     "TransformerFlops",
     "model_shapes",
     "electra_train_flops",
-    "train_flops_per_step",
     "inference_flops",
     "matmul_step_flops",
 ]
@@ -147,16 +146,6 @@ def electra_train_flops(config, steps: float = 1.0, batch_size: int | None = Non
     disc, gen = model_shapes(config)
     batch = config.train.batch_size if batch_size is None else batch_size
     return disc.train(batch, steps, "rtd") + gen.train(batch, steps, "mlm")
-
-
-def train_flops_per_step(config) -> float:
-    """Appendix-E FLOPs of one training step of the configured objective."""
-    from electra_tf.pretraining.objectives import OBJECTIVES
-
-    objective = OBJECTIVES.get(config.objective.name)
-    if objective is not None and hasattr(objective, "train_flops"):
-        return objective.train_flops(config)
-    return electra_train_flops(config)
 
 
 def inference_flops(config) -> float:

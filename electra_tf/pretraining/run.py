@@ -22,7 +22,7 @@ from electra_tf.data.tfrecords import check_first_record, count_records, resolve
 from electra_tf.pretraining.callbacks import FlopsBudget, StepCheckpoint, StepScalars, Throughput
 from electra_tf.pretraining.checkpoint import Checkpointer
 from electra_tf.pretraining.distribute import make_strategy, worker_info
-from electra_tf.pretraining.flops import train_flops_per_step
+from electra_tf.pretraining.objectives import train_flops_per_step
 from electra_tf.pretraining.pretrainer import ElectraPretrainer
 
 __all__ = ["RunResult", "run_pretraining", "config_for_data", "check_resume_config"]

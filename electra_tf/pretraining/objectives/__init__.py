@@ -40,6 +40,18 @@ OBJECTIVES = {
 }
 
 
+def train_flops_per_step(config) -> float:
+    """Appendix-E FLOPs of one training step of the objective `config` names."""
+    from electra_tf.config import ConfigError
+
+    name = config.objective.name
+    if name not in OBJECTIVES:
+        raise ConfigError(
+            f"Unknown objective.name {name!r}: choose one of {', '.join(sorted(OBJECTIVES))}."
+        )
+    return OBJECTIVES[name].train_flops(config)
+
+
 def make_objective(config, generator, discriminator) -> Objective:
     """The objective named by `config.objective.name`, bound to the two models."""
     from electra_tf.config import ConfigError
@@ -67,4 +79,5 @@ __all__ = [
     "TwoStageObjective",
     "AdversarialObjective",
     "make_objective",
+    "train_flops_per_step",
 ]

@@ -11,6 +11,8 @@ base size), showing that learning from all tokens is what matters.
 
 from __future__ import annotations
 
+import dataclasses
+
 import tensorflow as tf
 
 from electra_tf.ops import losses, sampling
@@ -35,8 +37,6 @@ class AllTokensMlmObjective(ElectraObjective):
     @staticmethod
     def train_flops(config) -> float:
         """Generator + discriminator-sized model with vocabulary softmax at every position."""
-        import dataclasses
-
         disc, gen = flops.model_shapes(config)
         batch = config.train.batch_size
         every_position = dataclasses.replace(disc, output_fraction=1.0)
