@@ -15,7 +15,7 @@ import dataclasses
 
 import tensorflow as tf
 
-from electra_tf.ops import losses, sampling
+from electra_tf.ops import losses
 from electra_tf.pretraining import flops
 from electra_tf.pretraining.objectives.base import StepContext, StepOutput
 from electra_tf.pretraining.objectives.electra import ElectraObjective
@@ -75,17 +75,9 @@ class AllTokensMlmObjective(ElectraObjective):
         masked = self.mask(batch, context)
         normalizer = context.global_sum(tf.reduce_sum(masked.weights)) + 1e-6
         common = {"segment_ids": batch["segment_ids"], "padding_mask": batch["padding_mask"]}
-        gen_logits, gen_loss, gen_per_slot, gen_grads = self.compiled(self.generator_pass)(
-            {**common, "token_ids": masked.masked_ids, "mask_positions": masked.positions},
-            masked.targets,
-            masked.weights,
-            normalizer,
-            context.loss_scale,
-            training,
-            with_gradients,
+        gen_logits, gen_loss, gen_per_slot, gen_grads, samples, corrupted, _ = self.generate(
+            batch, masked, normalizer, context, training, with_gradients
         )
-        samples = self.sample(gen_logits, masked, context)
-        corrupted, _ = sampling.corrupt(token_ids, masked.positions, masked.weights, samples)
         token_weights = tf.cast(batch["padding_mask"], tf.float32)
         token_normalizer = context.global_sum(tf.reduce_sum(token_weights)) + 1e-6
         predictions, loss, per_token, copy, grads = self.compiled(self.all_tokens_pass)(
@@ -105,13 +97,7 @@ class AllTokensMlmObjective(ElectraObjective):
         return StepOutput(
             loss=mlm_weight * (gen_loss + loss),
             gradients=gradients,
-            mlm={
-                "cross_entropy": gen_per_slot,
-                "weights": masked.weights,
-                "targets": masked.targets,
-                "predictions": tf.argmax(gen_logits, axis=-1, output_type=tf.int32),
-                "samples": samples,
-            },
+            mlm=self.mlm_report(gen_per_slot, masked, gen_logits, samples),
             extra={
                 "all_tokens_loss": (per_token, token_weights),
                 "all_tokens_accuracy": (correct, token_weights),

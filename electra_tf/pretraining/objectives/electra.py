@@ -87,6 +87,45 @@ class ElectraObjective(Objective):
             disallow=masked.targets if objective.disallow_correct else None,
         )
 
+    def generate(self, batch, masked, normalizer, context: StepContext, training, with_gradients):
+        """Generator pass on the masked batch, then sampling and corruption.
+
+        Returns:
+            (logits, mlm loss, per-slot cross-entropy, generator gradients, samples,
+            corrupted ids, replaced labels).
+        """
+        logits, loss, per_slot, grads = self.compiled(self.generator_pass)(
+            {
+                "token_ids": masked.masked_ids,
+                "segment_ids": batch["segment_ids"],
+                "padding_mask": batch["padding_mask"],
+                "mask_positions": masked.positions,
+            },
+            masked.targets,
+            masked.weights,
+            normalizer,
+            context.loss_scale,
+            training,
+            with_gradients,
+        )
+        samples = self.sample(logits, masked, context)
+        token_ids = tf.cast(batch["token_ids"], tf.int32)
+        corrupted, labels = sampling.corrupt(token_ids, masked.positions, masked.weights, samples)
+        return logits, loss, per_slot, grads, samples, corrupted, labels
+
+    @staticmethod
+    def mlm_report(per_slot, masked, logits, samples=None) -> dict:
+        """`StepOutput.mlm` of a generator pass."""
+        report = {
+            "cross_entropy": per_slot,
+            "weights": masked.weights,
+            "targets": masked.targets,
+            "predictions": tf.argmax(logits, axis=-1, output_type=tf.int32),
+        }
+        if samples is not None:
+            report["samples"] = samples
+        return report
+
     def discriminator_weights(self, padding_mask, masked):
         """Float32 `[B, S]` weights of the discriminator loss: every real token."""
         del masked
@@ -94,30 +133,14 @@ class ElectraObjective(Objective):
 
     def __call__(self, batch, context: StepContext, training: bool, with_gradients: bool):
         objective = self.config.objective
-        token_ids = tf.cast(batch["token_ids"], tf.int32)
         padding_mask = batch["padding_mask"]
         segment_ids = batch["segment_ids"]
         masked = self.mask(batch, context)
 
         mlm_normalizer = context.global_sum(tf.reduce_sum(masked.weights)) + 1e-6
-        generator_inputs = {
-            "token_ids": masked.masked_ids,
-            "segment_ids": segment_ids,
-            "padding_mask": padding_mask,
-            "mask_positions": masked.positions,
-        }
-        logits, mlm_loss, per_slot, generator_grads = self.compiled(self.generator_pass)(
-            generator_inputs,
-            masked.targets,
-            masked.weights,
-            mlm_normalizer,
-            context.loss_scale,
-            training,
-            with_gradients,
+        logits, mlm_loss, per_slot, generator_grads, samples, corrupted, labels = self.generate(
+            batch, masked, mlm_normalizer, context, training, with_gradients
         )
-
-        samples = self.sample(logits, masked, context)
-        corrupted, labels = sampling.corrupt(token_ids, masked.positions, masked.weights, samples)
 
         token_weights = self.discriminator_weights(padding_mask, masked)
         discriminator_normalizer = context.global_sum(tf.reduce_sum(token_weights)) + 1e-6
@@ -149,13 +172,7 @@ class ElectraObjective(Objective):
         return StepOutput(
             loss=total,
             gradients=gradients,
-            mlm={
-                "cross_entropy": per_slot,
-                "weights": masked.weights,
-                "targets": masked.targets,
-                "predictions": tf.argmax(logits, axis=-1, output_type=tf.int32),
-                "samples": samples,
-            },
+            mlm=self.mlm_report(per_slot, masked, logits, samples),
             discriminator={
                 "logits": disc_logits,
                 "labels": labels,

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from electra_tf.ops import sampling
 from electra_tf.pretraining import flops
 from electra_tf.pretraining.objectives.base import StepContext, StepOutput
 from electra_tf.pretraining.objectives.electra import ElectraObjective
@@ -46,21 +45,12 @@ class ReplaceMlmObjective(ElectraObjective):
 
     def __call__(self, batch, context: StepContext, training: bool, with_gradients: bool):
         mlm_weight = self.config.objective.mlm_weight
-        token_ids = tf.cast(batch["token_ids"], tf.int32)
         masked = self.mask(batch, context)
         normalizer = context.global_sum(tf.reduce_sum(masked.weights)) + 1e-6
         common = {"segment_ids": batch["segment_ids"], "padding_mask": batch["padding_mask"]}
-        gen_logits, gen_loss, gen_per_slot, gen_grads = self.compiled(self.generator_pass)(
-            {**common, "token_ids": masked.masked_ids, "mask_positions": masked.positions},
-            masked.targets,
-            masked.weights,
-            normalizer,
-            context.loss_scale,
-            training,
-            with_gradients,
+        gen_logits, gen_loss, gen_per_slot, gen_grads, samples, corrupted, _ = self.generate(
+            batch, masked, normalizer, context, training, with_gradients
         )
-        samples = self.sample(gen_logits, masked, context)
-        corrupted, _ = sampling.corrupt(token_ids, masked.positions, masked.weights, samples)
         logits, loss, per_slot, grads = self.compiled(self.model_pass)(
             {**common, "token_ids": corrupted, "mask_positions": masked.positions},
             masked.targets,
@@ -79,13 +69,7 @@ class ReplaceMlmObjective(ElectraObjective):
         return StepOutput(
             loss=mlm_weight * (gen_loss + loss),
             gradients=gradients,
-            mlm={
-                "cross_entropy": gen_per_slot,
-                "weights": masked.weights,
-                "targets": masked.targets,
-                "predictions": tf.argmax(gen_logits, axis=-1, output_type=tf.int32),
-                "samples": samples,
-            },
+            mlm=self.mlm_report(gen_per_slot, masked, gen_logits, samples),
             extra={
                 "disc_mlm_loss": (per_slot, masked.weights),
                 "disc_mlm_accuracy": (correct, masked.weights),
