@@ -610,12 +610,15 @@ def _add_experiment_parser(subparsers) -> None:
         "budgets on one packed corpus, fine-tunes every budget's checkpoint on the movie-review "
         "task over --seeds seeds, and writes efficiency.md/.json/.png. generator-size: ELECTRA "
         "with several generator sizes at one budget. electra-mlm: Appendix G, a run's "
-        "discriminator as a masked LM beside its generator.",
+        "discriminator as a masked LM beside its generator. torch-reference: the same ELECTRA "
+        "run with Hugging Face's PyTorch models (an independent check of the held-out AUC "
+        "curve; needs the test extras).",
     )
     parser.add_argument(
         "which",
-        choices=["efficiency", "generator-size", "electra-mlm"],
-        help="the experiment: objectives at equal FLOPs, generator sizes, or Appendix G",
+        choices=["efficiency", "generator-size", "electra-mlm", "torch-reference"],
+        help="the experiment: objectives at equal FLOPs, generator sizes, Appendix G, or the "
+        "PyTorch cross-check",
     )
     parser.add_argument("--data", required=True, help="a folder written by `electra-tf prepare`")
     parser.add_argument("--output-dir", help="where runs and results go (efficiency, sizes)")
@@ -664,6 +667,12 @@ def _add_experiment_parser(subparsers) -> None:
     parser.add_argument("--run", help="electra-mlm: the run or checkpoint folder to score")
     parser.add_argument("--batches", type=int, default=20, help="electra-mlm: batches scored")
     parser.add_argument("--top-k", type=int, default=100, help="electra-mlm: candidates")
+    parser.add_argument(
+        "--eval-every", type=int, default=100, help="torch-reference: steps between evaluations"
+    )
+    parser.add_argument(
+        "--threads", type=int, default=0, help="torch-reference: torch CPU threads (0: default)"
+    )
     parser.set_defaults(handler=_experiment)
 
 
@@ -688,6 +697,22 @@ def _experiment(args) -> int:
             seed=7,
         )
         print(json.dumps(electra_as_mlm(model, dataset, args.batches, args.top_k), indent=2))
+        return 0
+
+    if args.which == "torch-reference":
+        from pathlib import Path
+
+        from electra_tf.config import load_recipe
+        from electra_tf.experiments.torch_reference import torch_reference_run
+        from electra_tf.pretraining.run import config_for_data
+
+        config = load_recipe(args.recipe).override(f"data.train_files={args.data}", *args.overrides)
+        result = torch_reference_run(config_for_data(config), args.eval_every, args.threads)
+        if args.output_dir:
+            out = Path(args.output_dir)
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "torch_reference.json").write_text(json.dumps(result, indent=2) + "\n")
+            print(f"[torch-reference] wrote {out / 'torch_reference.json'}")
         return 0
 
     from electra_tf.experiments.efficiency import (
