@@ -435,6 +435,45 @@ def _import(args) -> int:
     return 0
 
 
+def _add_evaluate_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "evaluate",
+        help="a pre-training checkpoint's replaced-token AUC and MLM accuracy on given data",
+        description="Loads a pre-training checkpoint and reports, on the given packed examples "
+        "(fresh masks, seeded): the discriminator's exact replaced-token AUC and accuracy, the "
+        "generator's MLM accuracy, and a unigram baseline (always the most frequent token).",
+    )
+    parser.add_argument(
+        "--checkpoint", required=True, help="a run folder or one of its step-N checkpoints"
+    )
+    parser.add_argument(
+        "--data",
+        required=True,
+        help="TFRecord files (comma-separated, globs) or a prepare folder; pass held-out "
+        "shards only, e.g. data/mine/pretrain-00018.tfrecord",
+    )
+    parser.add_argument("--batch-size", type=int, default=32, help="batch size (default 32)")
+    parser.set_defaults(handler=_evaluate)
+
+
+def _evaluate(args) -> int:
+    import tensorflow as tf
+
+    from electra_tf.data.tfrecords import resolve_files
+    from electra_tf.demo import held_out_report
+    from electra_tf.pretraining.checkpoint import load_pretrainer
+
+    files, counts, _ = resolve_files(args.data)
+    if counts is None:
+        counts = [sum(1 for _ in tf.data.TFRecordDataset(f)) for f in files]
+    model = load_pretrainer(args.checkpoint)
+    data = model.config.data
+    special = {data.pad_id, data.unk_id, data.cls_id, data.sep_id, data.mask_id}
+    report = held_out_report(model, files, counts, special, args.batch_size)
+    print(json.dumps({"checkpoint": args.checkpoint, "examples": sum(counts), **report}, indent=2))
+    return 0
+
+
 def _add_demo_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "demo",
@@ -771,6 +810,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_export_parser(subparsers)
     _add_import_parser(subparsers)
     _add_experiment_parser(subparsers)
+    _add_evaluate_parser(subparsers)
     return parser
 
 

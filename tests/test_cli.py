@@ -2,7 +2,8 @@ import json
 import subprocess
 import sys
 
-from helpers import write_packed
+import numpy as np
+from helpers import SPECIAL, VOCAB, structured_ids, write_packed
 
 from electra_tf.cli import build_parser
 
@@ -80,6 +81,21 @@ def test_pretrain_runs_and_resumes(tmp_path):
     assert changed.returncode == 2 and "model.hidden_dim=128" in changed.stderr
     fresh = _cli(*base, "--steps", "6", "--no-resume")
     assert fresh.returncode == 2 and "already holds checkpoints" in fresh.stderr
+
+    # The run's last checkpoint scored on one shard: counts, ranges, and the unigram
+    # baseline against a count made here.
+    shard = str(tmp_path / "data" / "shard-001.tfrecord")
+    scored = _cli("evaluate", "--checkpoint", str(tmp_path / "run"), "--data", shard)
+    assert scored.returncode == 0, scored.stderr[-2000:]
+    report = json.loads(scored.stdout)
+    assert report["examples"] == 24
+    for key in ("disc_auc", "disc_accuracy", "mlm_accuracy", "replaced_fraction"):
+        assert 0.0 <= report[key] <= 1.0
+    ids, mask, _ = structured_ids(48, 16, VOCAB, 0)
+    real = ids[1::2][mask[1::2] == 1]
+    real = real[~np.isin(real, list(SPECIAL.values()))]
+    expected = np.bincount(real).max() / real.size
+    assert report["unigram_baseline_mlm_accuracy"] == round(float(expected), 4)
 
 
 def test_pretrain_streams_raw_text_without_prepare(tmp_path):
