@@ -10,6 +10,17 @@ from electra_tf.config import load_recipe
 
 VOCAB = 64  # ids 0..4 are [PAD] [UNK] [CLS] [SEP] [MASK]; 5..63 are "words"
 SPECIAL = {"pad": 0, "unk": 1, "cls": 2, "sep": 3, "mask": 4}
+# Overrides that shrink any recipe to a one-layer, hidden-16 model on length-16 batches of 4.
+TINY_OVERRIDES = (
+    "model.num_layers=1",
+    "model.hidden_dim=16",
+    "model.embedding_dim=8",
+    "model.num_heads=2",
+    "model.intermediate_dim=32",
+    "model.max_sequence_length=16",
+    "data.sequence_length=16",
+    "train.batch_size=4",
+)
 
 
 def tiny_config(*overrides, seq=16, vocab=VOCAB, layers=1):

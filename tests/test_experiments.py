@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 import pytest
-from helpers import SPECIAL, VOCAB, write_packed
+from helpers import SPECIAL, TINY_OVERRIDES, VOCAB, write_packed
 
 from electra_tf.config import ConfigError
 from electra_tf.data.tfrecords import Manifest
@@ -19,16 +19,6 @@ from electra_tf.experiments.efficiency import (
 )
 
 WORDS = [f"w{i}" for i in range(5, VOCAB)]
-TINY = (
-    "model.num_layers=1",
-    "model.hidden_dim=16",
-    "model.embedding_dim=8",
-    "model.num_heads=2",
-    "model.intermediate_dim=32",
-    "model.max_sequence_length=16",
-    "data.sequence_length=16",
-    "train.batch_size=4",
-)
 
 
 def _corpus(tmp_path):
@@ -73,7 +63,7 @@ def test_efficiency_experiment_writes_table_plot_and_equal_budgets(tmp_path):
         data_dir=data,
         output_dir=str(tmp_path / "out"),
         movie_file=movie,
-        overrides=TINY,
+        overrides=TINY_OVERRIDES,
         seeds=2,
         finetune_overrides=("epochs=1", "max_seq_length=16", "batch_size=8"),
     )
@@ -102,7 +92,12 @@ def test_generator_size_experiment_and_bad_names(tmp_path):
         data_dir=data,
         output_dir=str(tmp_path / "sizes"),
         movie_file=movie,
-        overrides=(*TINY, "model.hidden_dim=32", "model.num_heads=4", "model.intermediate_dim=64"),
+        overrides=(
+            *TINY_OVERRIDES,
+            "model.hidden_dim=32",
+            "model.num_heads=4",
+            "model.intermediate_dim=64",
+        ),
         seeds=1,
         finetune_overrides=("epochs=1", "max_seq_length=16", "batch_size=8"),
     )

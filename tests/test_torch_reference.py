@@ -4,7 +4,7 @@ import json
 
 import pytest
 import torch
-from helpers import SPECIAL, write_packed
+from helpers import SPECIAL, TINY_OVERRIDES, write_packed
 
 from electra_tf.cli import main
 from electra_tf.config import ConfigError, load_recipe
@@ -50,18 +50,9 @@ def test_reference_masks_are_uniform_over_candidates():
 
 
 def _config(folder, *extra):
-    tiny = (
-        "model.num_layers=1",
-        "model.hidden_dim=16",
-        "model.embedding_dim=8",
-        "model.num_heads=2",
-        "model.intermediate_dim=32",
-        "model.max_sequence_length=16",
-        "data.sequence_length=16",
-        "train.batch_size=4",
-        "train.warmup_steps=1",
+    config = load_recipe("tiny").override(
+        f"data.train_files={folder}", *TINY_OVERRIDES, "train.warmup_steps=1", *extra
     )
-    config = load_recipe("tiny").override(f"data.train_files={folder}", *tiny, *extra)
     return config_for_data(config)
 
 
@@ -71,9 +62,7 @@ def test_cli_writes_the_held_out_curve(tmp_path, capsys):
     code = main(
         ["experiment", "torch-reference", "--data", folder, "--output-dir", str(out),
          "--eval-every", "2", "--threads", "1", "--set", "train.num_steps=5",
-         "--set", "model.num_layers=1", "--set", "model.hidden_dim=16",
-         "--set", "model.embedding_dim=8", "--set", "model.num_heads=2",
-         "--set", "model.intermediate_dim=32", "--set", "train.batch_size=4"]
+         *(arg for value in TINY_OVERRIDES for arg in ("--set", value))]
     )  # fmt: skip
     assert code == 0
     result = json.loads((out / "torch_reference.json").read_text())

@@ -69,24 +69,6 @@ def _read(files, sequence_length):
     return {key: np.concatenate([p[key].numpy() for p in parts]) for key in parts[0]}
 
 
-def _hf_config(encoder, transformers):
-    return transformers.ElectraConfig(
-        vocab_size=encoder.vocabulary_size,
-        embedding_size=encoder.embedding_dim,
-        hidden_size=encoder.hidden_dim,
-        num_hidden_layers=encoder.num_layers,
-        num_attention_heads=encoder.num_heads,
-        intermediate_size=encoder.intermediate_dim,
-        max_position_embeddings=encoder.max_sequence_length,
-        type_vocab_size=encoder.num_segments,
-        hidden_act="gelu",
-        hidden_dropout_prob=encoder.dropout,
-        attention_probs_dropout_prob=encoder.dropout,
-        layer_norm_eps=encoder.layer_norm_epsilon,
-        initializer_range=encoder.initializer_range,
-    )
-
-
 def torch_reference_run(config, eval_every: int = 100, threads: int = 0, log=print) -> dict:
     """Trains the config's ELECTRA with Hugging Face PyTorch; returns the held-out curve.
 
@@ -100,19 +82,19 @@ def torch_reference_run(config, eval_every: int = 100, threads: int = 0, log=pri
     Returns:
         dict with `curve` (step, auc, mlm_accuracy, seconds per entry) and the sizes used.
     """
+    from electra_tf.config import ConfigError
+
     try:
         import torch
         import transformers
     except ImportError:
-        from electra_tf.config import ConfigError
-
         raise ConfigError(
             "experiment torch-reference needs torch and transformers; install the test "
             'extras with `pip install -e ".[test]"`.'
         ) from None
-    from electra_tf.config import ConfigError
     from electra_tf.data.tfrecords import resolve_files
     from electra_tf.finetuning.metrics import roc_auc
+    from electra_tf.serving.importers import hugging_face_config
 
     if config.objective.name != "electra":
         raise ConfigError(
@@ -133,9 +115,15 @@ def torch_reference_run(config, eval_every: int = 100, threads: int = 0, log=pri
         torch.set_num_threads(threads)
     seed = config.train.seed
     torch.manual_seed(seed)
-    generator = transformers.ElectraForMaskedLM(_hf_config(config.model.generator(), transformers))
+    generator = transformers.ElectraForMaskedLM(
+        transformers.ElectraConfig(
+            **hugging_face_config(config.model.generator(), "ElectraForMaskedLM")
+        )
+    )
     discriminator = transformers.ElectraForPreTraining(
-        _hf_config(config.model.discriminator(), transformers)
+        transformers.ElectraConfig(
+            **hugging_face_config(config.model.discriminator(), "ElectraForPreTraining")
+        )
     )
     if config.model.weight_tying == "embeddings":
         discriminator.electra.embeddings = generator.electra.embeddings

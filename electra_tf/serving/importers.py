@@ -38,6 +38,7 @@ __all__ = [
     "export_hugging_face",
     "import_hugging_face",
     "hugging_face_name",
+    "hugging_face_config",
 ]
 
 
@@ -346,7 +347,8 @@ def import_hugging_face(discriminator, generator=None, config: ElectraConfig | N
     return model
 
 
-def _hf_config(encoder, architecture: str) -> dict:
+def hugging_face_config(encoder, architecture: str) -> dict:
+    """A Hugging Face ELECTRA `config.json` with the sizes of `encoder` (an `EncoderConfig`)."""
     return {
         "architectures": [architecture],
         "model_type": "electra",
@@ -406,6 +408,8 @@ def export_hugging_face(model, folder) -> dict:
         target = folder / part
         target.mkdir(parents=True, exist_ok=True)
         save_file(state, str(target / "model.safetensors"), metadata={"format": "pt"})
-        (target / "config.json").write_text(json.dumps(_hf_config(encoder, architecture), indent=2))
+        (target / "config.json").write_text(
+            json.dumps(hugging_face_config(encoder, architecture), indent=2)
+        )
         written[part] = target
     return written
