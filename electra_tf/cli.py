@@ -441,7 +441,9 @@ def _add_evaluate_parser(subparsers) -> None:
         help="a pre-training checkpoint's replaced-token AUC and MLM accuracy on given data",
         description="Loads a pre-training checkpoint and reports, on the given packed examples "
         "(fresh masks, seeded): the discriminator's exact replaced-token AUC and accuracy, the "
-        "generator's MLM accuracy, and a unigram baseline (always the most frequent token).",
+        "generator's MLM accuracy, a unigram baseline (always the most frequent token), and "
+        "the AUC of a bigram-count detector (trained on the checkpoint's training files) on the "
+        "same replaced tokens.",
     )
     parser.add_argument(
         "--checkpoint", required=True, help="a run folder or one of its step-N checkpoints"
@@ -459,7 +461,7 @@ def _add_evaluate_parser(subparsers) -> None:
 def _evaluate(args) -> int:
     import tensorflow as tf
 
-    from electra_tf.data.tfrecords import resolve_files
+    from electra_tf.data.tfrecords import DataError, resolve_files
     from electra_tf.demo import held_out_report
     from electra_tf.pretraining.checkpoint import load_pretrainer
 
@@ -469,7 +471,14 @@ def _evaluate(args) -> int:
     model = load_pretrainer(args.checkpoint)
     data = model.config.data
     special = {data.pad_id, data.unk_id, data.cls_id, data.sep_id, data.mask_id}
-    report = held_out_report(model, files, counts, special, args.batch_size)
+    try:  # the bigram baseline counts the text the model was trained on
+        baseline_files = resolve_files(data.train_files)[0] if data.train_files else []
+    except DataError as error:
+        print(f"[evaluate] no bigram baseline: {error}", file=sys.stderr)
+        baseline_files = []
+    report = held_out_report(
+        model, files, counts, special, args.batch_size, baseline_files=baseline_files
+    )
     print(json.dumps({"checkpoint": args.checkpoint, "examples": sum(counts), **report}, indent=2))
     return 0
 

@@ -28,6 +28,7 @@ __all__ = [
     "unigram_baseline_accuracy",
     "held_out_detection_auc",
     "held_out_report",
+    "bigram_detector",
 ]
 
 
@@ -86,17 +87,17 @@ class _TimeLimit:
         self.callback = Callback()
 
 
-def held_out_detection_auc(model, dataset, seed: int = 0) -> float:
-    """Exact replaced-token AUC of `model`'s discriminator over `dataset` (fresh masks, seeded).
+def _detection_pass(model, dataset, seed: int = 0):
+    """The discriminator's labels, logits and corrupted inputs on `dataset` (fresh masks, seeded).
 
-    Keras's `AUC` metric bins probabilities into fixed thresholds; this ranks them exactly.
+    Returns:
+        (labels, logits, token_ids, weights): numpy arrays `[examples, S]`.
     """
     import tensorflow as tf
 
-    from electra_tf.finetuning.metrics import roc_auc
     from electra_tf.pretraining.objectives import StepContext
 
-    labels, scores = [], []
+    parts: dict[str, list] = {"labels": [], "logits": [], "token_ids": [], "weights": []}
     for index, batch in enumerate(dataset):
         size = int(batch["token_ids"].shape[0])
         context = StepContext(
@@ -106,14 +107,47 @@ def held_out_detection_auc(model, dataset, seed: int = 0) -> float:
             num_replicas=1,
         )
         output = model.objective(batch, context, training=False, with_gradients=False)
-        d = output.discriminator
-        keep = d["weights"].numpy() > 0
-        labels.append(d["labels"].numpy()[keep])
-        scores.append(d["logits"].numpy()[keep])
-    return roc_auc(np.concatenate(labels), np.concatenate(scores))
+        for key, values in parts.items():
+            values.append(output.discriminator[key].numpy())
+    return tuple(np.concatenate(parts[key]) for key in ("labels", "logits", "token_ids", "weights"))
 
 
-def held_out_report(model, files, counts, special: set[int], batch_size: int = 32) -> dict:
+def held_out_detection_auc(model, dataset, seed: int = 0) -> float:
+    """Exact replaced-token AUC of `model`'s discriminator over `dataset` (fresh masks, seeded).
+
+    Keras's `AUC` metric bins probabilities into fixed thresholds; this ranks them exactly.
+    """
+    from electra_tf.finetuning.metrics import roc_auc
+
+    labels, logits, _, weights = _detection_pass(model, dataset, seed)
+    keep = weights > 0
+    return roc_auc(labels[keep], logits[keep])
+
+
+def bigram_detector(files, sequence_length: int, vocabulary_size: int, max_examples: int):
+    """A `BigramDetector` counted on the first `max_examples` packed examples of `files`."""
+    import tensorflow as tf
+
+    from electra_tf.data.tfrecords import parse_batch
+    from electra_tf.pretraining.baselines import BigramDetector
+
+    detector = BigramDetector(vocabulary_size)
+    dataset = tf.data.TFRecordDataset(files).take(max_examples).batch(1024)
+    for serialized in dataset:
+        batch = parse_batch(serialized, sequence_length)
+        detector.update(batch["token_ids"].numpy(), batch["padding_mask"].numpy())
+    return detector
+
+
+def held_out_report(
+    model,
+    files,
+    counts,
+    special: set[int],
+    batch_size: int = 32,
+    baseline_files=None,
+    baseline_examples: int = 200_000,
+) -> dict:
     """A pre-trainer's detection and MLM figures on `files` (fresh masks, seeded).
 
     Args:
@@ -121,13 +155,19 @@ def held_out_report(model, files, counts, special: set[int], batch_size: int = 3
         files, counts: TFRecord files and their example counts.
         special: special token ids, left out of the unigram baseline.
         batch_size: evaluation batch size.
+        baseline_files: TFRecord files to count the bigram baseline on (normally the
+            training files); None or empty: no bigram baseline.
+        baseline_examples: at most this many examples of `baseline_files` are counted.
 
     Returns:
-        dict: exact rank-based `disc_auc`, Keras's 1000-threshold AUC, discriminator
-        accuracy, generator `mlm_accuracy` and loss, the unigram baseline's MLM
-        accuracy, and the share of replaced tokens.
+        dict; where the objective has a discriminator: exact rank-based `disc_auc`,
+        Keras's 1000-threshold AUC, discriminator accuracy, the share of replaced
+        tokens and `bigram_baseline_disc_auc` (a `BigramDetector` scored on the same
+        corrupted tokens); where it has a generator: `mlm_accuracy` and loss and the
+        unigram baseline's MLM accuracy.
     """
     from electra_tf.data.pipeline import pretraining_dataset
+    from electra_tf.finetuning.metrics import roc_auc
 
     length = model.config.data.sequence_length
     total = sum(counts)
@@ -140,17 +180,28 @@ def held_out_report(model, files, counts, special: set[int], batch_size: int = 3
         files, counts, sequence_length=length, batch_size=batch_size, seed=0, repeat=False
     )
     metrics = model.evaluate(data, return_dict=True, verbose=0)
-    return {
-        "disc_auc": round(held_out_detection_auc(model, data), 4),
-        "disc_auc_keras_1000_thresholds": round(metrics["disc_auc"], 4),
-        "disc_accuracy": round(metrics["disc_accuracy"], 4),
-        "mlm_accuracy": round(metrics["mlm_accuracy"], 4),
-        "unigram_baseline_mlm_accuracy": round(
+    report = {}
+    if "disc_auc" in metrics:
+        labels, logits, token_ids, weights = _detection_pass(model, data)
+        keep = weights > 0
+        report["disc_auc"] = round(roc_auc(labels[keep], logits[keep]), 4)
+        if baseline_files:
+            detector = bigram_detector(
+                baseline_files, length, model.config.model.vocabulary_size, baseline_examples
+            )
+            bigram = detector.scores(token_ids, weights)
+            report["bigram_baseline_disc_auc"] = round(roc_auc(labels[keep], bigram[keep]), 4)
+        report["disc_auc_keras_1000_thresholds"] = round(metrics["disc_auc"], 4)
+        report["disc_accuracy"] = round(metrics["disc_accuracy"], 4)
+    if "mlm_accuracy" in metrics:
+        report["mlm_accuracy"] = round(metrics["mlm_accuracy"], 4)
+        report["unigram_baseline_mlm_accuracy"] = round(
             unigram_baseline_accuracy(files, length, special), 4
-        ),
-        "mlm_loss": round(metrics["mlm_loss"], 4),
-        "replaced_fraction": round(metrics["replaced_fraction"], 4),
-    }
+        )
+        report["mlm_loss"] = round(metrics["mlm_loss"], 4)
+    if "replaced_fraction" in metrics:
+        report["replaced_fraction"] = round(metrics["replaced_fraction"], 4)
+    return report
 
 
 def run_demo(options: DemoOptions) -> dict:
@@ -202,7 +253,9 @@ def run_demo(options: DemoOptions) -> dict:
 
     model = result.model
     special = set(manifest.special_ids.values())
-    held_out = held_out_report(model, eval_files, [eval_examples], special)
+    held_out = held_out_report(
+        model, eval_files, [eval_examples], special, baseline_files=train_files
+    )
 
     export_dir = workdir / "export"
     exported = export_for_serving(

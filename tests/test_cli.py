@@ -89,7 +89,13 @@ def test_pretrain_runs_and_resumes(tmp_path):
     assert scored.returncode == 0, scored.stderr[-2000:]
     report = json.loads(scored.stdout)
     assert report["examples"] == 24
-    for key in ("disc_auc", "disc_accuracy", "mlm_accuracy", "replaced_fraction"):
+    for key in (
+        "disc_auc",
+        "bigram_baseline_disc_auc",
+        "disc_accuracy",
+        "mlm_accuracy",
+        "replaced_fraction",
+    ):
         assert 0.0 <= report[key] <= 1.0
     ids, mask, _ = structured_ids(48, 16, VOCAB, 0)
     real = ids[1::2][mask[1::2] == 1]

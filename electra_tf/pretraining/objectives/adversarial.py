@@ -131,6 +131,7 @@ class AdversarialObjective(ElectraObjective):
                 "labels": labels,
                 "weights": token_weights,
                 "losses": per_token,
+                "token_ids": corrupted,
             },
             extra={"reward": (rewards, masked.weights), "baseline_loss": (baseline_loss, 1.0)},
         )

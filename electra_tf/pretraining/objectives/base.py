@@ -75,8 +75,8 @@ class StepOutput:
         gradients: dict from `id(variable)` to gradient, or None when not training.
         mlm: optional dict with per-slot `cross_entropy`, `weights`, `targets`,
             `predictions` and, where sampled, `samples`; all `[B, N]`.
-        discriminator: optional dict with `logits`, `labels`, `weights` and
-            per-token `losses`, all `[B, S]`.
+        discriminator: optional dict with `logits`, `labels`, `weights`,
+            per-token `losses` and the corrupted `token_ids` it read, all `[B, S]`.
         extra: objective-specific scalars to log (name -> (value, weight)).
     """
 

@@ -178,5 +178,6 @@ class ElectraObjective(Objective):
                 "labels": labels,
                 "weights": token_weights,
                 "losses": per_token,
+                "token_ids": corrupted,
             },
         )

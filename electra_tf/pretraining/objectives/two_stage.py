@@ -129,6 +129,7 @@ class TwoStageObjective(ElectraObjective):
                 "labels": labels,
                 "weights": token_weights,
                 "losses": per_token,
+                "token_ids": corrupted,
             },
         )
 

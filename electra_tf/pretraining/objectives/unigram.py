@@ -118,5 +118,6 @@ class UnigramObjective(ElectraObjective):
                 "labels": labels,
                 "weights": token_weights,
                 "losses": per_token,
+                "token_ids": corrupted,
             },
         )
