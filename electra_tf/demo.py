@@ -8,8 +8,9 @@
    shard is held out for evaluation;
 3. pre-trains the `tiny` recipe with a progress bar;
 4. evaluates on the held-out shard: the discriminator's replaced-token AUC
-   and the generator's MLM accuracy beside a unigram baseline (always
-   guessing the most frequent word of the held-out text);
+   beside a bigram-count detector's on the same replacements, and the
+   generator's MLM accuracy beside a unigram baseline (always guessing the
+   most frequent word of the held-out text);
 5. exports the discriminator for TF Serving and prints where everything is.
 """
 
