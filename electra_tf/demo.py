@@ -92,13 +92,15 @@ def _detection_pass(model, dataset, seed: int = 0):
     """The discriminator's labels, logits and corrupted inputs on `dataset` (fresh masks, seeded).
 
     Returns:
-        (labels, logits, token_ids, weights): numpy arrays `[examples, S]`.
+        (labels, logits, token_ids, weights, padding_mask): numpy arrays `[examples, S]`;
+        `weights` are the loss weights (objective electra_15 weighs masked positions only).
     """
     import tensorflow as tf
 
     from electra_tf.pretraining.objectives import StepContext
 
-    parts: dict[str, list] = {"labels": [], "logits": [], "token_ids": [], "weights": []}
+    keys = ("labels", "logits", "token_ids", "weights", "padding_mask")
+    parts: dict[str, list] = {key: [] for key in keys}
     for index, batch in enumerate(dataset):
         size = int(batch["token_ids"].shape[0])
         context = StepContext(
@@ -108,9 +110,10 @@ def _detection_pass(model, dataset, seed: int = 0):
             num_replicas=1,
         )
         output = model.objective(batch, context, training=False, with_gradients=False)
-        for key, values in parts.items():
-            values.append(output.discriminator[key].numpy())
-    return tuple(np.concatenate(parts[key]) for key in ("labels", "logits", "token_ids", "weights"))
+        for key in ("labels", "logits", "token_ids", "weights"):
+            parts[key].append(output.discriminator[key].numpy())
+        parts["padding_mask"].append(batch["padding_mask"].numpy())
+    return tuple(np.concatenate(values) for values in parts.values())
 
 
 def held_out_detection_auc(model, dataset, seed: int = 0) -> float:
@@ -120,7 +123,7 @@ def held_out_detection_auc(model, dataset, seed: int = 0) -> float:
     """
     from electra_tf.finetuning.metrics import roc_auc
 
-    labels, logits, _, weights = _detection_pass(model, dataset, seed)
+    labels, logits, _, weights, _ = _detection_pass(model, dataset, seed)
     keep = weights > 0
     return roc_auc(labels[keep], logits[keep])
 
@@ -183,14 +186,14 @@ def held_out_report(
     metrics = model.evaluate(data, return_dict=True, verbose=0)
     report = {}
     if "disc_auc" in metrics:
-        labels, logits, token_ids, weights = _detection_pass(model, data)
+        labels, logits, token_ids, weights, padding_mask = _detection_pass(model, data)
         keep = weights > 0
         report["disc_auc"] = round(roc_auc(labels[keep], logits[keep]), 4)
         if baseline_files:
             detector = bigram_detector(
                 baseline_files, length, model.config.model.vocabulary_size, baseline_examples
             )
-            bigram = detector.scores(token_ids, weights)
+            bigram = detector.scores(token_ids, padding_mask)  # neighbours: all real tokens
             report["bigram_baseline_disc_auc"] = round(roc_auc(labels[keep], bigram[keep]), 4)
         report["disc_auc_keras_1000_thresholds"] = round(metrics["disc_auc"], 4)
         report["disc_accuracy"] = round(metrics["disc_accuracy"], 4)

@@ -76,3 +76,12 @@ def test_report_of_a_generator_without_discriminator(tmp_path):
     assert "disc_auc" not in report and "bigram_baseline_disc_auc" not in report
     assert 0.0 <= report["mlm_accuracy"] <= 1.0
     assert 0.0 < report["unigram_baseline_mlm_accuracy"] <= 1.0
+
+
+def test_bigram_baseline_reads_every_real_neighbour_when_only_masked_tokens_count(tmp_path):
+    # electra_15 weighs the masked positions only; their neighbours are still real tokens.
+    # Reading the loss weights as the padding mask would leave no neighbours, every score 0
+    # and the AUC at exactly 0.5.
+    report = _report(tmp_path, "objective.name=electra_15")
+    assert report["replaced_fraction"] > 0.9  # only masked positions count
+    assert report["bigram_baseline_disc_auc"] > 0.8  # 0.992 here
