@@ -164,12 +164,15 @@ def held_out_report(
         baseline_examples: at most this many examples of `baseline_files` are counted.
 
     Returns:
-        dict; where the objective has a discriminator: exact rank-based `disc_auc`,
-        Keras's 1000-threshold AUC, discriminator accuracy, the share of replaced
-        tokens and `bigram_baseline_disc_auc` (a `BigramDetector` scored on the same
-        corrupted tokens); where it has a generator: `mlm_accuracy` and loss and the
-        unigram baseline's MLM accuracy.
+        dict: `evaluated_examples` (whole batches only); where the objective has a
+        discriminator: exact rank-based `disc_auc`, Keras's 1000-threshold AUC,
+        discriminator accuracy, the share of replaced tokens and
+        `bigram_baseline_disc_auc` (a `BigramDetector` scored on the same corrupted
+        tokens); where it has a generator: `mlm_accuracy` and loss and the unigram
+        baseline's MLM accuracy.
     """
+    import tensorflow as tf
+
     from electra_tf.data.pipeline import pretraining_dataset
     from electra_tf.finetuning.metrics import roc_auc
 
@@ -180,11 +183,15 @@ def held_out_report(
 
         raise ConfigError(f"{', '.join(map(str, files))} holds no examples to evaluate on.")
     batch_size = min(batch_size, total)  # batches drop their remainder
+    batches = total // batch_size
     data = pretraining_dataset(
         files, counts, sequence_length=length, batch_size=batch_size, seed=0, repeat=False
     )
+    # A known length: Keras otherwise warns, at the end of the pass, that the input "ran
+    # out of data" and that it is "interrupting training".
+    data = data.apply(tf.data.experimental.assert_cardinality(batches))
     metrics = model.evaluate(data, return_dict=True, verbose=0)
-    report = {}
+    report = {"evaluated_examples": batches * batch_size}
     if "disc_auc" in metrics:
         labels, logits, token_ids, weights, padding_mask = _detection_pass(model, data)
         keep = weights > 0

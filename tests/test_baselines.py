@@ -85,3 +85,18 @@ def test_bigram_baseline_reads_every_real_neighbour_when_only_masked_tokens_coun
     report = _report(tmp_path, "objective.name=electra_15")
     assert report["replaced_fraction"] > 0.9  # only masked positions count
     assert report["bigram_baseline_disc_auc"] > 0.8  # 0.992 here
+
+
+def test_report_counts_whole_batches_and_keras_does_not_warn(tmp_path, recwarn):
+    # 240 examples in batches of 64: three whole batches. With the length unknown, Keras
+    # ends the pass by warning that the input "ran out of data" (a finite evaluation
+    # set is expected to end).
+    data = write_packed(tmp_path / "data", n=480, seq=16, shards=2)
+    model = ElectraPretrainer(tiny_config())
+    model.compile()
+    special = set(SPECIAL.values())
+    files = [f"{data}/shard-001.tfrecord"]
+    report = held_out_report(model, files, [240], special, 64)
+    assert report["evaluated_examples"] == 192
+    messages = [str(w.message) for w in recwarn]
+    assert not any("ran out of data" in m for m in messages), messages
