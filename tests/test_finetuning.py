@@ -266,6 +266,50 @@ def _squad_tokenizer(tmp_path):
     return ElectraTokenizer(write_vocabulary(list(SPECIAL_TOKENS) + words, tmp_path / "v.txt"))
 
 
+def test_squad_fine_tune_memorises_the_toy_questions(tmp_path, recwarn):
+    # finetune_squad end to end (reader, windows, span model, training, decoding, EM/F1) on
+    # the toy file as both train and dev: q1 and q2 have spans, q3 has none, q4's answer
+    # is not in its context and is skipped in training. A from-scratch encoder can learn
+    # the three questions by heart.
+    from electra_tf.finetuning.squad import finetune_squad
+
+    path = tmp_path / "toy-v2.0.json"
+    path.write_text(json.dumps(SQUAD))
+    tokenizer = _squad_tokenizer(tmp_path)
+    encoder = {
+        **ENCODER,
+        "vocabulary_size": len(tokenizer.vocabulary),
+        "hidden_dim": 16,
+        "intermediate_dim": 32,
+        "dropout": 0.0,
+        "initializer_range": 0.02,
+        "layer_norm_epsilon": 1e-12,
+        "num_segments": 2,
+    }
+    init = Initialization("scratch", encoder, None, str(tmp_path / "v.txt"))
+    config = FinetuneConfig(
+        task="squad2",
+        learning_rate=1e-2,
+        layerwise_decay=1.0,
+        epochs=200,
+        batch_size=4,
+        max_seq_length=32,
+        dropout=0.0,
+    )
+    report = finetune_squad(init, config, path, path, True, tmp_path / "out", progress=None)
+    losses = report["runs"][0]["train_loss"]
+    assert losses[-1] < 0.1 * losses[0]
+    # Dev counts q4 too, whose answer ("Seattle") is not in its context: 3 of 4 right.
+    summary = report["summary"]
+    assert summary["dev/exact"]["median"] == 75.0 and summary["dev/f1"]["median"] == 75.0
+    assert summary["dev/HasAns_exact"]["median"] == pytest.approx(200 / 3)  # q1, q2 of 3
+    assert summary["dev/NoAns_exact"]["median"] == 100.0  # q3 left unanswered
+    assert report["skipped_questions"] == ["q4"]
+    assert json.loads((tmp_path / "out" / "results.json").read_text())["runs"] == report["runs"]
+    # The data shuffle themselves; Keras's `fit` must not be told to (it warns, then ignores).
+    assert not [w for w in recwarn if "shuffle=True" in str(w.message)]
+
+
 def test_squad_reader_windows_and_answer_mapping(tmp_path):
     path = tmp_path / "dev-v2.0.json"
     path.write_text(json.dumps(SQUAD))
@@ -401,7 +445,7 @@ def _toy_task(tmp_path, n=160, seed=0):
     return vocab, train, dev
 
 
-def test_a_short_fine_tune_beats_the_majority_class(tmp_path):
+def test_a_short_fine_tune_beats_the_majority_class(tmp_path, recwarn):
     vocab, train, dev = _toy_task(tmp_path)
     task = TASKS["sst2"]
     data = {"train": read_glue_tsv(task, train), "dev": read_glue_tsv(task, dev)}
@@ -443,6 +487,8 @@ def test_a_short_fine_tune_beats_the_majority_class(tmp_path):
     assert (
         json.loads((tmp_path / "out" / "results.json").read_text())["summary"] == report["summary"]
     )
+    # The data shuffle themselves; Keras's `fit` must not be told to (it warns, then ignores).
+    assert not [w for w in recwarn if "shuffle=True" in str(w.message)]
 
 
 def test_initialization_sources_agree(tmp_path):

@@ -226,7 +226,13 @@ def test_two_stage_copies_then_freezes_the_generator():
 
     switch_and_spy = [*model.objective.callbacks(), Spy()]
     keras.Model.fit(
-        model, _dataset(), steps_per_epoch=3, epochs=1, verbose=0, callbacks=switch_and_spy
+        model,
+        _dataset(),
+        steps_per_epoch=3,
+        epochs=1,
+        shuffle=False,
+        verbose=0,
+        callbacks=switch_and_spy,
     )
     assert model.objective.stage == 2
     for before, after in zip(generator, model.generator.weights, strict=True):

@@ -134,6 +134,7 @@ def finetune_once(
     history = model.fit(
         _dataset(features, labels, config.batch_size, shuffle_seed=seed),
         epochs=config.epochs,
+        shuffle=False,  # the dataset shuffles itself (seeded); Keras would warn and ignore it
         verbose=0,
     )
     results = {"train_loss": [float(x) for x in history.history["loss"]]}

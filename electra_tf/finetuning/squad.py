@@ -336,7 +336,8 @@ def train_span_model(
     model.compile(optimizer=optimizer, loss=losses, loss_weights=weights)
     dataset = tf.data.Dataset.from_tensor_slices((inputs, targets))
     dataset = dataset.shuffle(len(features.start_positions), seed=seed).batch(batch_size)
-    return model.fit(dataset, epochs=epochs, verbose=verbose)
+    # The dataset shuffles itself (seeded); Keras would warn about and ignore `shuffle`.
+    return model.fit(dataset, epochs=epochs, shuffle=False, verbose=verbose)
 
 
 def finetune_squad(
