@@ -218,6 +218,30 @@ def test_movie_review_split_is_fixed_and_documented(tmp_path):
     )
 
 
+def _scratch_init(vocabulary_size, vocab_file):
+    """A from-scratch, dropout-free 2-layer encoder (hidden 16) for the toy fine-tunes."""
+    encoder = {
+        **ENCODER,
+        "vocabulary_size": vocabulary_size,
+        "hidden_dim": 16,
+        "num_heads": 2,
+        "intermediate_dim": 32,
+        "dropout": 0.0,
+        "initializer_range": 0.02,
+        "layer_norm_epsilon": 1e-12,
+        "num_segments": 2,
+    }
+    return Initialization("scratch", encoder, None, str(vocab_file))
+
+
+def _shuffle_warnings(recorded):
+    """Keras's "`shuffle=True` was passed, but will be ignored" warnings among `recorded`.
+
+    Our datasets shuffle themselves, so `fit` must not be told to.
+    """
+    return [w for w in recorded if "shuffle=True" in str(w.message)]
+
+
 # SQuAD -----------------------------------------------------------------------------------------
 
 
@@ -276,17 +300,7 @@ def test_squad_fine_tune_memorises_the_toy_questions(tmp_path, recwarn):
     path = tmp_path / "toy-v2.0.json"
     path.write_text(json.dumps(SQUAD))
     tokenizer = _squad_tokenizer(tmp_path)
-    encoder = {
-        **ENCODER,
-        "vocabulary_size": len(tokenizer.vocabulary),
-        "hidden_dim": 16,
-        "intermediate_dim": 32,
-        "dropout": 0.0,
-        "initializer_range": 0.02,
-        "layer_norm_epsilon": 1e-12,
-        "num_segments": 2,
-    }
-    init = Initialization("scratch", encoder, None, str(tmp_path / "v.txt"))
+    init = _scratch_init(len(tokenizer.vocabulary), tmp_path / "v.txt")
     config = FinetuneConfig(
         task="squad2",
         learning_rate=1e-2,
@@ -306,8 +320,7 @@ def test_squad_fine_tune_memorises_the_toy_questions(tmp_path, recwarn):
     assert summary["dev/NoAns_exact"]["median"] == 100.0  # q3 left unanswered
     assert report["skipped_questions"] == ["q4"]
     assert json.loads((tmp_path / "out" / "results.json").read_text())["runs"] == report["runs"]
-    # The data shuffle themselves; Keras's `fit` must not be told to (it warns, then ignores).
-    assert not [w for w in recwarn if "shuffle=True" in str(w.message)]
+    assert not _shuffle_warnings(recwarn)
 
 
 def test_squad_reader_windows_and_answer_mapping(tmp_path):
@@ -452,22 +465,7 @@ def test_a_short_fine_tune_beats_the_majority_class(tmp_path, recwarn):
     majority = max(
         np.mean([e.label for e in data["dev"]]), 1 - np.mean([e.label for e in data["dev"]])
     )
-    init = Initialization(
-        "scratch",
-        {
-            **ENCODER,
-            "vocabulary_size": 18,
-            "hidden_dim": 16,
-            "num_heads": 2,
-            "intermediate_dim": 32,
-            "dropout": 0.0,
-            "initializer_range": 0.02,
-            "layer_norm_epsilon": 1e-12,
-            "num_segments": 2,
-        },
-        None,
-        str(vocab),
-    )
+    init = _scratch_init(18, vocab)
     # A from-scratch post-LayerNorm encoder sits on a plateau at small rates; 1e-2 without
     # layer-wise decay leaves it within a few epochs.
     config = FinetuneConfig(
@@ -487,8 +485,7 @@ def test_a_short_fine_tune_beats_the_majority_class(tmp_path, recwarn):
     assert (
         json.loads((tmp_path / "out" / "results.json").read_text())["summary"] == report["summary"]
     )
-    # The data shuffle themselves; Keras's `fit` must not be told to (it warns, then ignores).
-    assert not [w for w in recwarn if "shuffle=True" in str(w.message)]
+    assert not _shuffle_warnings(recwarn)
 
 
 def test_initialization_sources_agree(tmp_path):
