@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numpy as np
 
 from electra_tf.config import load_recipe
 
+TESTS = Path(__file__).resolve().parent  # the tests folder: helpers, consumers, fixtures
 VOCAB = 64  # ids 0..4 are [PAD] [UNK] [CLS] [SEP] [MASK]; 5..63 are "words"
 SPECIAL = {"pad": 0, "unk": 1, "cls": 2, "sep": 3, "mask": 4}
 # Overrides that shrink any recipe to a one-layer, hidden-16 model on length-16 batches of 4.
@@ -106,3 +108,62 @@ def write_packed(folder, n=64, seq=16, vocab=VOCAB, shards=2, seed=0, manifest=T
             special_ids=dict(SPECIAL),
         ).write()
     return str(folder)
+
+
+def structured_dataset(n=64, seq=16, batch=4, seed=0):
+    """`structured_ids` as a repeating `tf.data` stream of int32 batches."""
+    import tensorflow as tf
+
+    ids, mask, segments = structured_ids(n, seq, seed=seed)
+    data = {
+        "token_ids": ids.astype("int32"),
+        "padding_mask": mask.astype("int32"),
+        "segment_ids": segments.astype("int32"),
+    }
+    return tf.data.Dataset.from_tensor_slices(data).repeat().batch(batch)
+
+
+# Fine-tuning -----------------------------------------------------------------------------------
+
+# A two-layer, hidden-8 encoder for the fine-tuning tests.
+FINETUNE_ENCODER = dict(
+    vocabulary_size=40,
+    num_layers=2,
+    hidden_dim=8,
+    embedding_dim=8,
+    num_heads=2,
+    intermediate_dim=16,
+    max_sequence_length=32,
+)
+
+
+def write_lines(path, lines):
+    """Writes `lines` as a UTF-8 text file (one per line); returns the path."""
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def scratch_init(vocabulary_size, vocab_file):
+    """A from-scratch, dropout-free 2-layer encoder (hidden 16) for the toy fine-tunes."""
+    from electra_tf.finetuning.initialization import Initialization
+
+    encoder = {
+        **FINETUNE_ENCODER,
+        "vocabulary_size": vocabulary_size,
+        "hidden_dim": 16,
+        "num_heads": 2,
+        "intermediate_dim": 32,
+        "dropout": 0.0,
+        "initializer_range": 0.02,
+        "layer_norm_epsilon": 1e-12,
+        "num_segments": 2,
+    }
+    return Initialization("scratch", encoder, None, str(vocab_file))
+
+
+def shuffle_warnings(recorded):
+    """Keras's "`shuffle=True` was passed, but will be ignored" warnings among `recorded`.
+
+    Our datasets shuffle themselves, so `fit` must not be told to.
+    """
+    return [w for w in recorded if "shuffle=True" in str(w.message)]

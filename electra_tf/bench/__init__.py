@@ -1,1 +1,1 @@
-"""Benchmarks that print JSON: `python -m electra_tf.bench step ...` (see `step.py`)."""
+"""Benchmarks that print JSON lines: `electra-tf bench step|input|serving` (see each module)."""

@@ -1,6 +1,6 @@
 """Times the pre-training input pipeline against the model's consumption; prints JSON lines.
 
-    python -m electra_tf.bench input --recipe small --batch 32
+    electra-tf bench input --recipe small --batch 32
 
 Writes `--examples` packed examples (random ids, as `prepare` lays them out)
 to TFRecord shards in a temporary folder, or reads `--data` (a prepare
@@ -16,13 +16,27 @@ that masking costs inside the step (median of 200 calls).
 
 from __future__ import annotations
 
-import argparse
-import json
+import dataclasses
 import os
 import tempfile
 import time
 
-__all__ = ["main"]
+__all__ = ["InputOptions", "run"]
+
+
+@dataclasses.dataclass
+class InputOptions:
+    """What `electra-tf bench input` times (its flags, one field each)."""
+
+    recipe: str = "small"  # the recipe whose step is the consumer
+    batch: int = 32
+    seq: int = 128
+    data: str = ""  # a prepare folder to read instead of written examples
+    examples: int = 20_000  # examples written
+    budget: float = 5.0  # seconds per timing
+    repeats: int = 3  # timings (median reported)
+    model_steps_per_second: float | None = None  # skip timing the step; use this rate
+    model_steps: int = 8  # steps timed for the model
 
 
 def _write_examples(folder, count, sequence_length, vocabulary, shards=8):
@@ -95,7 +109,8 @@ def _masking_ms(config, batch: int, sequence_length: int, calls: int = 200) -> f
     return float(np.median(times) * 1000.0)
 
 
-def run(args) -> dict:
+def run(args: InputOptions) -> dict:
+    """Times the input pipeline; returns the JSON record (see the module docstring)."""
     import numpy as np
 
     from electra_tf.config import load_recipe
@@ -139,47 +154,17 @@ def run(args) -> dict:
     record["masking_ms_per_batch"] = _masking_ms(config, args.batch, sequence_length)
     model_rate = args.model_steps_per_second
     if model_rate is None:
-        from electra_tf.bench import step
+        from electra_tf.bench.step import StepOptions
+        from electra_tf.bench.step import run as time_step
 
-        step_args = step.build_parser().parse_args(
-            [
-                "--recipe",
-                args.recipe,
-                "--batch",
-                str(args.batch),
-                "--seq",
-                str(sequence_length),
-                "--steps",
-                str(args.model_steps),
-                "--warmup",
-                "2",
-            ]
+        step_options = StepOptions(
+            recipe=args.recipe,
+            batch=args.batch,
+            seq=sequence_length,
+            steps=args.model_steps,
+            warmup=2,
         )
-        model_rate = step.run(step_args)["steps_per_s"]
+        model_rate = time_step(step_options)["steps_per_s"]
     record["model_examples_per_s"] = model_rate * args.batch
     record["input_over_model"] = record["examples_per_s_median"] / record["model_examples_per_s"]
     return record
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m electra_tf.bench input")
-    parser.add_argument("--recipe", default="small", help="recipe whose step is the consumer")
-    parser.add_argument("--batch", type=int, default=32, help="batch size (default 32)")
-    parser.add_argument("--seq", type=int, default=128, help="sequence length (default 128)")
-    parser.add_argument("--data", help="a prepare folder to read instead of written examples")
-    parser.add_argument("--examples", type=int, default=20000, help="examples written")
-    parser.add_argument("--budget", type=float, default=5.0, help="seconds per timing")
-    parser.add_argument("--repeats", type=int, default=3, help="timings (median reported)")
-    parser.add_argument(
-        "--model-steps-per-second", type=float, help="skip timing the step; use this rate"
-    )
-    parser.add_argument("--model-steps", type=int, default=8, help="steps timed for the model")
-    return parser
-
-
-def main(argv=None) -> int:
-    os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    args = build_parser().parse_args(argv)
-    print(json.dumps(run(args)))
-    return 0

@@ -1,6 +1,6 @@
 """Serving latency and throughput of the exported discriminator, beside Keras and PyTorch.
 
-    python -m electra_tf.bench serving --recipe small --batches 1 32 --seq 128
+    electra-tf bench serving --recipe small --batches 1 32 --seq 128
 
 For each batch size it times, in one process and in this order:
 
@@ -18,15 +18,26 @@ each to the SavedModel.
 
 from __future__ import annotations
 
-import argparse
-import json
+import dataclasses
 import os
 import tempfile
 import time
 
 import numpy as np
 
-__all__ = ["main"]
+__all__ = ["ServingOptions", "run"]
+
+
+@dataclasses.dataclass
+class ServingOptions:
+    """What `electra-tf bench serving` times (its flags, one field each)."""
+
+    recipe: str = "small"  # model size
+    batches: tuple = (1, 32)
+    seq: int = 128
+    iterations: int = 100  # timed calls at batch 1 (30% of it at larger batches)
+    min_iterations: int = 10  # fewest timed calls
+    warmup: int = 5  # untimed calls first
 
 
 def _time(call, iterations: int, warmup: int) -> dict:
@@ -46,7 +57,8 @@ def _time(call, iterations: int, warmup: int) -> dict:
     }
 
 
-def run(args) -> list[dict]:
+def run(args: ServingOptions, emit=None) -> list[dict]:
+    """Times every runtime at every batch; `emit` gets each JSON record as it is made."""
     import tensorflow as tf
 
     from electra_tf.config import load_recipe
@@ -143,26 +155,6 @@ def run(args) -> list[dict]:
                 "onednn_enabled": os.environ.get("TF_ENABLE_ONEDNN_OPTS"),
             }
             records.append(record)
-            print(json.dumps(record, sort_keys=True), flush=True)
+            if emit is not None:
+                emit(record)
     return records
-
-
-def main(argv=None) -> int:
-    os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    parser = argparse.ArgumentParser(prog="python -m electra_tf.bench serving")
-    parser.add_argument("--recipe", default="small", help="model size (default small)")
-    parser.add_argument(
-        "--batches", type=int, nargs="+", default=[1, 32], help="batch sizes (default 1 32)"
-    )
-    parser.add_argument("--seq", type=int, default=128, help="sequence length (default 128)")
-    parser.add_argument(
-        "--iterations",
-        type=int,
-        default=100,
-        help="timed calls at batch 1 (30%% of it at larger batches; default 100)",
-    )
-    parser.add_argument("--min-iterations", type=int, default=10, help="fewest timed calls")
-    parser.add_argument("--warmup", type=int, default=5, help="untimed calls first (default 5)")
-    run(parser.parse_args(argv))
-    return 0

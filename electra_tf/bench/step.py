@@ -1,6 +1,6 @@
 """Times one ELECTRA pre-training step and prints one JSON line.
 
-    python -m electra_tf.bench step --recipe small --batch 32
+    electra-tf bench step --recipe small --batch 32
 
 The batch is uniform random ids in [999, vocabulary) with [CLS] first and
 [SEP] last (seed 1234, 4 distinct batches cycled), the workload of the peer
@@ -14,16 +14,32 @@ vocabulary projection at the masked positions), as the peers count them.
 
 from __future__ import annotations
 
-import argparse
-import json
+import dataclasses
 import os
 import platform
 import resource
 import time
 
-__all__ = ["main", "run"]
+__all__ = ["StepOptions", "build_step", "run"]
 
 FIRST_REGULAR_ID = 999  # BERT uncased: ids below are special or [unusedN]
+
+
+@dataclasses.dataclass
+class StepOptions:
+    """What `electra-tf bench step` times (its flags, one field each)."""
+
+    recipe: str = "small"
+    batch: int = 32
+    seq: int = 128
+    xla: bool = False
+    precision: str = "float32"
+    warmup: int = 3  # the first warm-up step is timed alone
+    steps: int = 20  # most timed steps
+    min_steps: int = 5  # fewest timed steps
+    budget: float = 60.0  # stop timing after this many seconds
+    round: int = 0  # echoed in the output
+    overrides: tuple = ()
 
 
 def _busy_jiffies():
@@ -40,12 +56,15 @@ def _cpu_seconds():
     return usage.ru_utime + usage.ru_stime
 
 
-def run(args) -> dict:
+def build_step(args: StepOptions):
+    """(config, compiled pretrainer, a function running one traced step and returning its loss).
+
+    The batches are the peers' workload (see the module docstring), cycled.
+    """
     import numpy as np
     import tensorflow as tf
 
     from electra_tf.config import load_recipe
-    from electra_tf.pretraining.flops import matmul_step_flops
     from electra_tf.pretraining.pretrainer import ElectraPretrainer
 
     overrides = [
@@ -79,6 +98,17 @@ def run(args) -> dict:
         counter[0] += 1
         return float(logs["loss"])
 
+    return config, model, one_step
+
+
+def run(args: StepOptions) -> dict:
+    """Times the step; returns the JSON record (see the module docstring)."""
+    import numpy as np
+    import tensorflow as tf
+
+    from electra_tf.pretraining.flops import matmul_step_flops
+
+    config, model, one_step = build_step(args)
     start = time.perf_counter()
     one_step()
     first = time.perf_counter() - start
@@ -138,46 +168,3 @@ def run(args) -> dict:
         "time_unix": time.time(),
     }
     return record
-
-
-def build_parser(parser=None) -> argparse.ArgumentParser:
-    parser = parser or argparse.ArgumentParser(prog="python -m electra_tf.bench step")
-    parser.add_argument("--recipe", default="small", help="pre-training recipe (default small)")
-    parser.add_argument("--batch", type=int, default=32, help="global batch size (default 32)")
-    parser.add_argument("--seq", type=int, default=128, help="sequence length (default 128)")
-    parser.add_argument("--xla", action="store_true", help="XLA-compile the two passes")
-    parser.add_argument(
-        "--precision",
-        default="float32",
-        choices=["float32", "mixed_bfloat16", "mixed_float16"],
-        help="compute precision (default float32)",
-    )
-    parser.add_argument(
-        "--warmup", type=int, default=3, help="warm-up steps, the first timed alone"
-    )
-    parser.add_argument("--steps", type=int, default=20, help="most timed steps (default 20)")
-    parser.add_argument("--min-steps", type=int, default=5, help="fewest timed steps (default 5)")
-    parser.add_argument(
-        "--budget",
-        type=float,
-        default=60.0,
-        help="stop timing after this many seconds (default 60)",
-    )
-    parser.add_argument("--round", type=int, default=0, help="round number, echoed in the output")
-    parser.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="SECTION.KEY=VALUE",
-        help="config override (repeatable)",
-    )
-    return parser
-
-
-def main(argv=None) -> int:
-    os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    args = build_parser().parse_args(argv)
-    print(json.dumps(run(args), sort_keys=True), flush=True)
-    return 0

@@ -64,7 +64,7 @@ class ExperimentOptions:
     Attributes:
         data_dir: a folder written by `electra-tf prepare` (with unigram counts).
         output_dir: where runs, results.json, results.md and the PNG go.
-        movie_file: the movie-review snippets file (`fetch_movie_reviews`).
+        movie_file: the movie-review snippets file; "" downloads it into `fetch_dir`.
         recipe: the pre-training recipe (name or TOML path).
         overrides: extra pre-training `section.key=value` overrides for every run.
         seeds: fine-tuning seeds per checkpoint.
@@ -82,6 +82,19 @@ class ExperimentOptions:
     task: str = "movie_reviews"
     finetune_overrides: tuple = ()
     warmup_fraction: float = 0.1
+    fetch_dir: str = ""
+
+    def __post_init__(self):
+        if not self.movie_file and not self.fetch_dir:
+            raise ConfigError("Give --movie-file (the snippets file) or --fetch.")
+
+    def splits(self, task):
+        """The task's splits of the movie-review snippets (downloaded first if need be)."""
+        from electra_tf.finetuning.sources import task_splits
+
+        return task_splits(
+            task, movie_file=self.movie_file or None, fetch_dir=self.fetch_dir or None
+        )
 
 
 def _metric(task_name: str) -> str:
@@ -105,9 +118,8 @@ def _steps_for(config, budgets):
 def _pretrain_and_finetune(name, config, budgets, options, folder: Path, log) -> list[dict]:
     """One pre-training run checkpointed at each budget, each checkpoint fine-tuned."""
     from electra_tf.finetuning.config import load_finetune_recipe
-    from electra_tf.finetuning.init import load_initialization
+    from electra_tf.finetuning.initialization import load_initialization
     from electra_tf.finetuning.run import finetune
-    from electra_tf.finetuning.sources import task_splits
     from electra_tf.finetuning.tasks import get_task
     from electra_tf.pretraining.run import run_pretraining
 
@@ -126,7 +138,7 @@ def _pretrain_and_finetune(name, config, budgets, options, folder: Path, log) ->
     run = run_pretraining(config, folder / "pretrain", verbose=0, save_steps=steps)
     pretrain_seconds = time.perf_counter() - started
     task = get_task(options.task)
-    splits = task_splits(task, movie_file=options.movie_file)
+    splits = options.splits(task)
     finetune_config = load_finetune_recipe(task.name).override(
         f"seeds={options.seeds}", *options.finetune_overrides
     )

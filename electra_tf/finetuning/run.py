@@ -1,11 +1,14 @@
 """Fine-tune and evaluate over several seeds, and summarize (median, mean, spread).
 
-`finetune(task, init, data, config, output_dir)` runs `config.seeds`
-fine-tunings of a classification or regression task from the same
-initialization, evaluates each on the dev (and test) sets after the last
-epoch, and writes `results.json` (every run, every metric) and `results.md`
-(a table of median / mean / std / min / max). SQuAD runs through
-`electra_tf.finetuning.squad`.
+One driver for every task: `finetune(task, init, splits, config, output_dir)`
+encodes the splits once, then runs `config.seeds` fine-tunings from the same
+initialization (each seed: a fresh copy of the encoder, the task's head, the
+layer-wise AdamW with warmup and linear decay), scores every split but train
+after the last epoch, and writes `results.json` (every run, every metric)
+and `results.md` (median / mean / std / min / max). What is task-specific
+(features, head, loss, scoring) comes from the task's kind
+(`electra_tf.finetuning.kinds`). `finetune_task` adds reading the task's
+data and its initialization by name, as `electra-tf finetune` does.
 """
 
 from __future__ import annotations
@@ -17,131 +20,37 @@ from pathlib import Path
 
 import keras
 import numpy as np
-import tensorflow as tf
 
 from electra_tf.config import ConfigError
-from electra_tf.data.inputs import pack_inputs
 from electra_tf.data.tokenizer import ElectraTokenizer
-from electra_tf.finetuning import metrics as metric_functions
-from electra_tf.finetuning.config import FinetuneConfig
-from electra_tf.finetuning.init import Initialization
+from electra_tf.finetuning.config import FinetuneConfig, load_finetune_recipe
+from electra_tf.finetuning.initialization import Initialization, load_initialization
+from electra_tf.finetuning.kinds import kind_of
 from electra_tf.finetuning.optimizer import LayerwiseAdamW, layerwise_multipliers
-from electra_tf.finetuning.tasks import Task
-from electra_tf.models.finetuning import ElectraClassifier
+from electra_tf.finetuning.readers import ReadReport
+from electra_tf.finetuning.sources import task_splits
+from electra_tf.finetuning.tasks import Task, get_task
 from electra_tf.pretraining.optimizer import WarmupLinearDecay
 
-__all__ = ["encode_examples", "score", "finetune_once", "finetune", "summarize"]
+__all__ = ["finetune", "finetune_task", "finetuning_optimizer", "summarize"]
 
 
-def encode_examples(
-    examples, tokenizer: ElectraTokenizer, task: Task, max_seq_length: int, batch: int = 2048
-) -> tuple[dict, np.ndarray]:
-    """Tokenized, packed inputs (numpy, int32 `[N, max_seq_length]`) and labels of examples."""
-    features = {"token_ids": [], "padding_mask": [], "segment_ids": []}
-    for start in range(0, len(examples), batch):
-        chunk = examples[start : start + batch]
-        a = tokenizer.tokenize([e.text_a for e in chunk])
-        b = tokenizer.tokenize([e.text_b for e in chunk]) if task.pair else None
-        packed = pack_inputs(
-            a,
-            b,
-            sequence_length=max_seq_length,
-            cls_id=tokenizer.cls_id,
-            sep_id=tokenizer.sep_id,
-            pad_id=tokenizer.pad_id,
-        )
-        for key in features:
-            features[key].append(packed[key].numpy())
-    features = {
-        k: np.concatenate(v) if v else np.zeros((0, max_seq_length), np.int32)
-        for k, v in features.items()
-    }
-    dtype = np.float32 if task.kind == "regression" else np.int32
-    labels = np.asarray([e.label for e in examples], dtype)
-    return features, labels
-
-
-def score(task: Task, labels, predictions) -> dict:
-    """The task's metrics on one set (predictions: class ids, or floats for regression)."""
-    results = {}
-    for name in task.metrics:
-        if name == "accuracy":
-            results[name] = metric_functions.accuracy(labels, predictions)
-        elif name == "f1":
-            results[name] = metric_functions.f1_binary(labels, predictions)
-        elif name == "mcc":
-            results[name] = metric_functions.matthews_corrcoef(labels, predictions)
-        elif name == "spearman":
-            results[name] = metric_functions.spearman(labels, predictions)
-        elif name == "pearson":
-            results[name] = metric_functions.pearson(labels, predictions)
-    return results
-
-
-def _dataset(features, labels, batch_size, shuffle_seed=None):
-    dataset = tf.data.Dataset.from_tensor_slices((features, labels))
-    if shuffle_seed is not None:
-        dataset = dataset.shuffle(len(labels), seed=shuffle_seed, reshuffle_each_iteration=True)
-    return dataset.batch(batch_size).prefetch(tf.data.AUTOTUNE)
-
-
-def _predict(model, task: Task, features, batch_size) -> np.ndarray:
-    outputs = model.predict(
-        _dataset(features, np.zeros(len(features["token_ids"])), batch_size).map(lambda x, y: x),
-        verbose=0,
-    )
-    return outputs if task.kind == "regression" else np.argmax(outputs, axis=-1)
-
-
-def finetune_once(
-    init: Initialization, task: Task, train, evaluation: dict, config: FinetuneConfig, seed: int
-) -> dict:
-    """One fine-tuning run; returns {set name: metrics} after the last epoch.
-
-    Args:
-        init: the encoder initialization.
-        task: the task.
-        train: (features, labels) of the training set.
-        evaluation: {set name: (features, labels)} scored at the end.
-        config: resolved fine-tuning config.
-        seed: seeds the head's init, dropout and the data order.
-    """
-    keras.utils.set_random_seed(seed)
-    encoder = init.build_encoder(dropout=config.dropout)
-    model = ElectraClassifier(encoder, task.num_outputs, dropout=config.dropout)
-    model.build()
-    features, labels = train
-    steps_per_epoch = int(np.ceil(len(labels) / config.batch_size))
-    total = steps_per_epoch * config.epochs
+def finetuning_optimizer(model, config: FinetuneConfig, total_steps: int) -> LayerwiseAdamW:
+    """Layer-wise AdamW with 10% (`warmup_fraction`) warmup, then linear decay to 0."""
     schedule = WarmupLinearDecay(
-        config.learning_rate, total_steps=total, warmup_steps=int(config.warmup_fraction * total)
+        config.learning_rate,
+        total_steps=total_steps,
+        warmup_steps=int(config.warmup_fraction * total_steps),
     )
-    multipliers = layerwise_multipliers(
-        model, config.layerwise_decay, reference=config.layerwise_decay_reference
-    )
-    optimizer = LayerwiseAdamW(
-        multipliers=multipliers,
+    return LayerwiseAdamW(
+        multipliers=layerwise_multipliers(
+            model, config.layerwise_decay, reference=config.layerwise_decay_reference
+        ),
         learning_rate=schedule,
         weight_decay=config.weight_decay,
         epsilon=config.adam_epsilon,
         clip_norm=config.clip_norm,
     )
-    if task.kind == "regression":
-        loss = keras.losses.MeanSquaredError()
-    else:
-        loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-    model.compile(optimizer=optimizer, loss=loss)
-    history = model.fit(
-        _dataset(features, labels, config.batch_size, shuffle_seed=seed),
-        epochs=config.epochs,
-        shuffle=False,  # the dataset shuffles itself (seeded); Keras would warn and ignore it
-        verbose=0,
-    )
-    results = {"train_loss": [float(x) for x in history.history["loss"]]}
-    for name, (eval_features, eval_labels) in evaluation.items():
-        predictions = _predict(model, task, eval_features, config.eval_batch_size)
-        results[name] = score(task, eval_labels, predictions)
-    return results
 
 
 def summarize(runs: list[dict], sets) -> dict:
@@ -179,7 +88,7 @@ def _table(summary: dict, title: str) -> str:
 def finetune(
     task: Task,
     init: Initialization,
-    data: dict,
+    splits: dict,
     config: FinetuneConfig,
     output_dir=None,
     progress=print,
@@ -189,34 +98,42 @@ def finetune(
     Args:
         task: the task.
         init: the encoder initialization.
-        data: {"train": [Example], "dev": [Example], ...}; every set but train is scored.
+        splits: {"train": [example], "dev": [example], ...}; every split but train is
+            scored. Examples are the readers' `Example`s, or `SquadExample`s for spans.
         config: the fine-tuning config (paper values filled in here).
         output_dir: where results.json and results.md go (optional).
+        progress: called with one line per seed (None: quiet).
 
     Returns:
-        {"config", "task", "init", "runs", "summary", "seconds"}.
+        {"task", "init", "config", "train_examples", "eval_examples", "runs", "summary",
+        "seconds"}.
     """
-    if task.kind == "span":
-        raise ConfigError("Span tasks (SQuAD) run through electra_tf.finetuning.squad.")
     started = time.perf_counter()
     config = config.resolved(init.encoder_config["hidden_dim"], task.epochs)
     tokenizer = ElectraTokenizer(init.vocab_file, lower_case=init.lower_case)
-    train_examples = data["train"]
+    kind = kind_of(task)
+    train_examples = splits["train"]
     if config.max_train_examples:
         train_examples = train_examples[: config.max_train_examples]
     if not train_examples:
         raise ConfigError(f"No training examples for {task.name}.")
-    train = encode_examples(train_examples, tokenizer, task, config.max_seq_length)
+    train = kind.encode(train_examples, tokenizer, task, config)
     evaluation = {
-        name: encode_examples(examples, tokenizer, task, config.max_seq_length)
-        for name, examples in data.items()
+        name: kind.encode(examples, tokenizer, task, config)
+        for name, examples in splits.items()
         if name != "train" and examples
     }
+    total_steps = int(np.ceil(train.rows / config.batch_size)) * config.epochs
     runs = []
     for k in range(config.seeds):
         seed = config.seed + k
-        result = finetune_once(init, task, train, evaluation, config, seed)
-        result["seed"] = seed
+        keras.utils.set_random_seed(seed)  # the head's init, dropout and the data order
+        model = kind.build_model(init.build_encoder(dropout=config.dropout), task, config)
+        optimizer = finetuning_optimizer(model, config, total_steps)
+        result = {"seed": seed}
+        result["train_loss"] = kind.fit(model, train, optimizer, task, config, seed)
+        for name, split in evaluation.items():
+            result[name] = kind.score(model, split, task, config)
         runs.append(result)
         if progress:
             shown = {n: {m: round(v, 4) for m, v in result[n].items()} for n in evaluation}
@@ -227,7 +144,7 @@ def finetune(
         "init": init.source,
         "config": dataclasses.asdict(config),
         "train_examples": len(train_examples),
-        "eval_examples": {n: int(len(v[1])) for n, v in evaluation.items()},
+        "eval_examples": {n: len(split.examples) for n, split in evaluation.items()},
         "runs": runs,
         "summary": summary,
         "seconds": round(time.perf_counter() - started, 1),
@@ -238,4 +155,56 @@ def finetune(
         (output_dir / "results.json").write_text(json.dumps(report, indent=2) + "\n")
         title = f"{task.name} from {init.source} ({config.seeds} seeds)"
         (output_dir / "results.md").write_text(_table(summary, title))
+    return report
+
+
+def finetune_task(
+    task_name: str,
+    init_spec: str,
+    *,
+    recipe: str | None = None,
+    overrides=(),
+    vocab_file: str | None = None,
+    data_dir=None,
+    movie_file=None,
+    fetch_dir=None,
+    tfds: bool = False,
+    tfds_data_dir=None,
+    output_dir=None,
+    progress=print,
+) -> dict:
+    """`finetune` of a task by name from an initialization by name, reading the task's data.
+
+    Args:
+        task_name: a task of `electra_tf.finetuning.tasks.TASKS`.
+        init_spec: anything `load_initialization` reads.
+        recipe: the fine-tuning recipe (default: the task's own).
+        overrides: `key=value` fine-tuning overrides.
+        vocab_file: the vocabulary, when the initialization has none.
+        data_dir, movie_file, fetch_dir, tfds, tfds_data_dir: where the task's data is
+            (see `task_splits`).
+        output_dir, progress: as `finetune`.
+
+    Returns:
+        The `finetune` report, plus `skipped`: what reading the data skipped, by reason.
+    """
+    task = get_task(task_name)
+    config = load_finetune_recipe(recipe or task.name).override(*overrides)
+    init = load_initialization(init_spec, vocab_file)
+    read = ReadReport()
+    splits = task_splits(
+        task,
+        data_dir=data_dir,
+        tfds=tfds,
+        tfds_data_dir=tfds_data_dir,
+        movie_file=movie_file,
+        fetch_dir=fetch_dir,
+        report=read,
+    )
+    report = finetune(task, init, splits, config, output_dir, progress=progress)
+    report["skipped"] = dict(read.skipped)
+    if read.skipped_ids:
+        report["skipped_ids"] = sorted(read.skipped_ids)
+    if output_dir is not None:
+        (Path(output_dir) / "results.json").write_text(json.dumps(report, indent=2) + "\n")
     return report

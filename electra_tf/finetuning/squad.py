@@ -25,9 +25,7 @@ import json
 import string
 from pathlib import Path
 
-import keras
 import numpy as np
-import tensorflow as tf
 
 from electra_tf.config import ConfigError
 
@@ -38,7 +36,6 @@ __all__ = [
     "make_features",
     "best_spans",
     "predict_answers",
-    "train_span_model",
 ]
 
 
@@ -301,134 +298,3 @@ def predict_answers(
         mapping = features.token_to_word[w]
         answers[example.qid] = _answer_text(example, mapping[s], mapping[e])
     return answers
-
-
-def train_span_model(
-    model,
-    features: SquadFeatures,
-    *,
-    epochs,
-    batch_size,
-    optimizer,
-    version_2: bool,
-    seed: int = 0,
-    verbose=0,
-):
-    """Fits a `ElectraSpanExtractor` with start/end cross-entropy (+ answerability for 2.0)."""
-    inputs = dict(features.inputs)
-    if model.joint_end:
-        inputs["start_positions"] = features.start_positions
-    targets = {
-        "start_logits": features.start_positions,
-        "end_logits": features.end_positions,
-        "answerable_logits": features.answerable,
-    }
-    losses = {
-        "start_logits": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-        "end_logits": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-        "answerable_logits": keras.losses.BinaryCrossentropy(from_logits=True),
-    }
-    weights = {
-        "start_logits": 0.5,
-        "end_logits": 0.5,
-        "answerable_logits": 1.0 if version_2 else 0.0,
-    }
-    model.compile(optimizer=optimizer, loss=losses, loss_weights=weights)
-    dataset = tf.data.Dataset.from_tensor_slices((inputs, targets))
-    dataset = dataset.shuffle(len(features.start_positions), seed=seed).batch(batch_size)
-    # The dataset shuffles itself (seeded); Keras would warn about and ignore `shuffle`.
-    return model.fit(dataset, epochs=epochs, shuffle=False, verbose=verbose)
-
-
-def finetune_squad(
-    init, config, train_file, dev_file, version_2: bool, output_dir=None, progress=print
-) -> dict:
-    """Fine-tunes a span model `config.seeds` times on SQuAD and scores EM/F1 on the dev file."""
-    import time
-
-    from electra_tf.data.tokenizer import ElectraTokenizer
-    from electra_tf.finetuning.metrics import squad_scores
-    from electra_tf.finetuning.optimizer import LayerwiseAdamW, layerwise_multipliers
-    from electra_tf.finetuning.run import summarize
-    from electra_tf.models.finetuning import ElectraSpanExtractor
-    from electra_tf.pretraining.optimizer import WarmupLinearDecay
-
-    started = time.perf_counter()
-    config = config.resolved(init.encoder_config["hidden_dim"], 2)
-    tokenizer = ElectraTokenizer(init.vocab_file, lower_case=init.lower_case)
-    report = collections.Counter()
-    train_examples = [
-        e for e in read_squad(train_file, version_2, report) if e.start_word >= 0 or not e.answers
-    ]
-    if config.max_train_examples:
-        train_examples = train_examples[: config.max_train_examples]
-    dev_examples = read_squad(dev_file, version_2, collections.Counter())
-    shape = dict(
-        max_seq_length=config.max_seq_length,
-        doc_stride=config.doc_stride,
-        max_query_length=config.max_query_length,
-    )
-    train = make_features(train_examples, tokenizer, **shape)
-    dev = make_features(dev_examples, tokenizer, **shape)
-    references = {e.qid: e.answers for e in dev_examples}
-    runs = []
-    for k in range(config.seeds):
-        seed = config.seed + k
-        keras.utils.set_random_seed(seed)
-        model = ElectraSpanExtractor(
-            init.build_encoder(dropout=config.dropout),
-            joint_end=config.joint_end,
-            beam_size=config.beam_size,
-        )
-        model.build()
-        steps = int(np.ceil(len(train.start_positions) / config.batch_size)) * config.epochs
-        schedule = WarmupLinearDecay(
-            config.learning_rate, steps, int(config.warmup_fraction * steps)
-        )
-        optimizer = LayerwiseAdamW(
-            multipliers=layerwise_multipliers(
-                model, config.layerwise_decay, config.layerwise_decay_reference
-            ),
-            learning_rate=schedule,
-            weight_decay=config.weight_decay,
-            epsilon=config.adam_epsilon,
-            clip_norm=config.clip_norm,
-        )
-        history = train_span_model(
-            model,
-            train,
-            epochs=config.epochs,
-            batch_size=config.batch_size,
-            optimizer=optimizer,
-            version_2=version_2,
-            seed=seed,
-        )
-        outputs = model.predict(dev.inputs, batch_size=config.eval_batch_size, verbose=0)
-        outputs = {k: np.asarray(v) for k, v in outputs.items()}
-        predictions = predict_answers(
-            dev_examples, dev, outputs, version_2, config.n_best, config.max_answer_length
-        )
-        scores = squad_scores(predictions, references)
-        runs.append(
-            {"seed": seed, "dev": scores, "train_loss": [float(x) for x in history.history["loss"]]}
-        )
-        if progress:
-            progress(
-                f"[finetune] squad seed {seed}: EM {scores['exact']:.2f} F1 {scores['f1']:.2f}"
-            )
-    summary = summarize(runs, ["dev"])
-    result = {
-        "task": "squad2" if version_2 else "squad1",
-        "init": init.source,
-        "config": dataclasses.asdict(config),
-        "runs": runs,
-        "summary": summary,
-        "skipped": {k: v for k, v in report.items() if not k.startswith("skipped:")},
-        "skipped_questions": sorted(k.split(":", 1)[1] for k in report if k.startswith("skipped:")),
-        "seconds": round(time.perf_counter() - started, 1),
-    }
-    if output_dir is not None:
-        output_dir = Path(output_dir)
-        output_dir.mkdir(parents=True, exist_ok=True)
-        (output_dir / "results.json").write_text(json.dumps(result, indent=2) + "\n")
-    return result

@@ -3,5 +3,6 @@
 - `saved_model`: a SavedModel for TF Serving (id and raw-text signatures, warmup requests);
 - `hub`: a TF-Hub-style encoder and preprocessor pair;
 - `keras_hub_preset`: a keras-hub `ElectraBackbone` preset, written and read;
-- `importers`: the reference TF1 checkpoints and Hugging Face ELECTRA weights.
+- `conversion`: the reference TF1 checkpoints and Hugging Face weights, in and out;
+- `formats`: every export format behind one call, and a release that checks them all.
 """

@@ -20,7 +20,7 @@ import keras
 import tensorflow as tf
 
 from electra_tf.ops import sampling
-from electra_tf.pretraining.objectives.base import StepContext, StepOutput
+from electra_tf.pretraining.objectives.base import StepContext
 from electra_tf.pretraining.objectives.electra import ElectraObjective
 
 __all__ = ["AdversarialObjective", "reinforce_losses"]
@@ -67,18 +67,21 @@ class AdversarialObjective(ElectraObjective):
         self.baseline.build((None, None, hidden))
         return {"reinforce_baseline": self.baseline}
 
+    def compiled(self, function):
+        """The passes run as traced, never XLA-compiled (see the module docstring)."""
+        return function
+
     def __call__(self, batch, context: StepContext, training: bool, with_gradients: bool):
         objective = self.config.objective
         token_ids = tf.cast(batch["token_ids"], tf.int32)
         masked = self.mask(batch, context)
-        normalizer = context.global_sum(tf.reduce_sum(masked.weights)) + 1e-6
-        common = {"segment_ids": batch["segment_ids"], "padding_mask": batch["padding_mask"]}
-        generator_inputs = {**common, "token_ids": masked.masked_ids}
-        generator_variables = self.generator.trainable_variables + self.baseline.trainable_variables
+        generator_inputs = {
+            "token_ids": masked.masked_ids,
+            "segment_ids": batch["segment_ids"],
+            "padding_mask": batch["padding_mask"],
+        }
 
-        token_weights = tf.cast(batch["padding_mask"], tf.float32)
-        token_normalizer = context.global_sum(tf.reduce_sum(token_weights)) + 1e-6
-        with tf.GradientTape() as tape:
+        def forward(paused):
             sequence = self.generator.encoder(generator_inputs, training=training)
             logits = tf.cast(
                 self.generator.mlm_head(sequence, mask_positions=masked.positions), tf.float32
@@ -86,52 +89,38 @@ class AdversarialObjective(ElectraObjective):
             hidden = sampling.gather_positions(sequence, masked.positions)
             baseline_logits = tf.squeeze(tf.cast(self.baseline(hidden), tf.float32), -1)
             log_probs = tf.nn.log_softmax(logits, axis=-1)
-            with tape.stop_recording():  # sampling and the discriminator: no generator gradient
+            with paused():  # sampling and the discriminator: no generator gradient
                 samples = self.sample(logits, masked, context)
                 corrupted, labels = sampling.corrupt(
                     token_ids, masked.positions, masked.weights, samples
                 )
-                disc_logits, disc_loss, per_token, disc_grads = self.discriminator_pass(
-                    {**common, "token_ids": corrupted},
-                    labels,
-                    token_weights,
-                    token_normalizer,
-                    context.loss_scale,
-                    training,
-                    with_gradients,
+                detected = self.detect(
+                    batch, masked, corrupted, labels, context, training, with_gradients
                 )
-                rewards = sampling.gather_positions(per_token, masked.positions)
+                rewards = sampling.gather_positions(detected[1]["losses"], masked.positions)
             log_prob_samples = tf.gather(log_probs, samples, batch_dims=2)
             policy, baseline_loss, _ = reinforce_losses(
-                log_prob_samples, rewards, baseline_logits, masked.weights, normalizer
+                log_prob_samples,
+                rewards,
+                baseline_logits,
+                masked.weights,
+                context.normalizer(masked.weights),
             )
-            generator_loss = (
-                objective.mlm_weight * policy + objective.baseline_weight * baseline_loss
-            )
-            scaled = tf.cast(context.loss_scale, tf.float32) * generator_loss
-        generator_grads = tape.gradient(scaled, generator_variables) if with_gradients else []
+            loss = objective.mlm_weight * policy + objective.baseline_weight * baseline_loss
+            return loss, (logits, log_probs, samples, rewards, baseline_loss, detected)
 
-        gradients = None
-        if with_gradients:
-            gradients = self.add_gradients({}, generator_variables, generator_grads)
-            self.add_gradients(gradients, self.discriminator.trainable_variables, disc_grads)
-        per_slot = -tf.gather(log_probs, masked.targets, batch_dims=2)
-        return StepOutput(
-            loss=generator_loss + objective.discriminator_weight * disc_loss,
-            gradients=gradients,
-            mlm={
-                "cross_entropy": per_slot,
-                "weights": masked.weights,
-                "targets": masked.targets,
-                "predictions": tf.argmax(logits, axis=-1, output_type=tf.int32),
-                "samples": samples,
-            },
-            discriminator={
-                "logits": disc_logits,
-                "labels": labels,
-                "weights": token_weights,
-                "losses": per_token,
-                "token_ids": corrupted,
-            },
+        variables = self.generator.trainable_variables + self.baseline.trainable_variables
+        weighted, outputs, grads = self.loss_pass(
+            forward, variables, 1.0, context.loss_scale, with_gradients
+        )
+        logits, log_probs, samples, rewards, baseline_loss, (detector, discriminator) = outputs
+        mlm = self.mlm_report(
+            -tf.gather(log_probs, masked.targets, batch_dims=2), masked, logits, samples
+        )
+        return self.step_output(
+            [(variables, weighted, grads), detector],
+            with_gradients,
+            mlm=mlm,
+            discriminator=discriminator,
             extra={"reward": (rewards, masked.weights), "baseline_loss": (baseline_loss, 1.0)},
         )

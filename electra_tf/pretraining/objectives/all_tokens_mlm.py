@@ -17,7 +17,7 @@ import tensorflow as tf
 
 from electra_tf.ops import losses
 from electra_tf.pretraining import flops
-from electra_tf.pretraining.objectives.base import StepContext, StepOutput
+from electra_tf.pretraining.objectives.base import StepContext
 from electra_tf.pretraining.objectives.electra import ElectraObjective
 
 __all__ = ["AllTokensMlmObjective"]
@@ -54,9 +54,14 @@ class AllTokensMlmObjective(ElectraObjective):
         return list(unique.values())
 
     def all_tokens_pass(self, inputs, targets, weights, normalizer, loss_scale, training, grads):
-        """Encoder once, both heads; returns predictions, loss, per-token loss, copy prob, grads."""
+        """Encoder once, both heads.
 
-        def forward():
+        Returns:
+            (weighted loss, (predictions, per-token loss, copy probability), grads).
+        """
+
+        def forward(paused):
+            del paused
             sequence = self.discriminator.encoder(inputs, training=training)
             copy_logits = -tf.cast(self.discriminator.rtd_head(sequence), tf.float32)
             batch_size, length = tf.shape(targets)[0], tf.shape(targets)[1]
@@ -65,39 +70,37 @@ class AllTokensMlmObjective(ElectraObjective):
             loss, per_token, predictions = losses.copy_mixture_loss(
                 vocab_logits, copy_logits, inputs["token_ids"], targets, weights, normalizer
             )
-            return predictions, loss, per_token, tf.sigmoid(copy_logits)
+            return loss, (predictions, per_token, tf.sigmoid(copy_logits))
 
-        return self._forward_backward(forward, self._variables(), loss_scale, grads)
+        weight = self.config.objective.mlm_weight
+        return self.loss_pass(forward, self._variables(), weight, loss_scale, grads)
 
     def __call__(self, batch, context: StepContext, training: bool, with_gradients: bool):
-        mlm_weight = self.config.objective.mlm_weight
         token_ids = tf.cast(batch["token_ids"], tf.int32)
         masked = self.mask(batch, context)
-        normalizer = context.global_sum(tf.reduce_sum(masked.weights)) + 1e-6
-        common = {"segment_ids": batch["segment_ids"], "padding_mask": batch["padding_mask"]}
-        gen_logits, gen_loss, gen_per_slot, gen_grads, samples, corrupted, _ = self.generate(
-            batch, masked, normalizer, context, training, with_gradients
+        generator, mlm, corrupted, _ = self.generate(
+            batch, masked, context, training, with_gradients
         )
         token_weights = tf.cast(batch["padding_mask"], tf.float32)
-        token_normalizer = context.global_sum(tf.reduce_sum(token_weights)) + 1e-6
-        predictions, loss, per_token, copy, grads = self.compiled(self.all_tokens_pass)(
-            {**common, "token_ids": corrupted},
+        inputs = {
+            "token_ids": corrupted,
+            "segment_ids": batch["segment_ids"],
+            "padding_mask": batch["padding_mask"],
+        }
+        weighted, (predictions, per_token, copy), grads = self.compiled(self.all_tokens_pass)(
+            inputs,
             token_ids,
             token_weights,
-            token_normalizer,
-            mlm_weight * context.loss_scale,
+            context.normalizer(token_weights),
+            context.loss_scale,
             training,
             with_gradients,
         )
-        gradients = None
-        if with_gradients:
-            gradients = self.add_gradients({}, self.generator.trainable_variables, gen_grads)
-            self.add_gradients(gradients, self._variables(), grads)
         correct = tf.cast(tf.equal(predictions, token_ids), tf.float32)
-        return StepOutput(
-            loss=mlm_weight * (gen_loss + loss),
-            gradients=gradients,
-            mlm=self.mlm_report(gen_per_slot, masked, gen_logits, samples),
+        return self.step_output(
+            [generator, (self._variables(), weighted, grads)],
+            with_gradients,
+            mlm=mlm,
             extra={
                 "all_tokens_loss": (per_token, token_weights),
                 "all_tokens_accuracy": (correct, token_weights),

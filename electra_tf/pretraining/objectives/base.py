@@ -2,12 +2,16 @@
 
 An objective turns a batch into losses, metric inputs and (when training)
 gradients. It owns no variables: the pretrainer holds the generator, the
-discriminator and the optimizer, and passes an `StepContext` with the step's
-random streams and cross-replica sums.
+discriminator and the optimizer, and passes a `StepContext` with the step's
+random streams and cross-replica sums. Each forward pass goes through
+`Objective.loss_pass`, which weighs its loss and differentiates the weighted
+loss, and `Objective.step_output` sums the weighted losses it logs, so the
+loss optimised and the loss logged are one number.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from typing import Any
 
@@ -55,6 +59,10 @@ class StepContext:
             rows = tf.reshape(rows, [-1])
         keys = random.row_keys(self.seed, self.step, stream, rows)
         return random.uniform(keys, num_columns)
+
+    def normalizer(self, weights) -> tf.Tensor:
+        """The global sum of `weights` over all replicas (plus 1e-6): a loss's denominator."""
+        return self.global_sum(tf.reduce_sum(weights)) + 1e-6
 
     def global_sum(self, value) -> tf.Tensor:
         """Sum of a scalar over all replicas (the value itself on one replica)."""
@@ -140,15 +148,114 @@ class Objective:
         model.build()
         return model
 
-    def mlm_pass(self, model, inputs, targets, weights, normalizer, loss_scale, training, grads):
-        """MLM forward (and backward) of `model`: logits `[B, N, V]` f32, loss, per-slot, grads."""
+    # Passes: the one place a forward pass becomes (weighted loss, outputs, gradients) -------
 
-        def forward():
+    @staticmethod
+    def loss_pass(forward, variables, weight, loss_scale, with_gradients):
+        """Runs `forward` and weighs its loss; differentiates the weighted loss when training.
+
+        Every objective's pass goes through here, so the loss an objective logs
+        (the sum of its passes' weighted losses, `step_output`) is the loss whose
+        gradients it applies.
+
+        Args:
+            forward: `forward(paused)` -> (loss, outputs): the unweighted scalar loss
+                and a tuple of tensors; `paused()` is a context manager in which ops
+                are not differentiated (for work, such as sampling and the
+                discriminator under REINFORCE, that must not reach these variables).
+            variables: the variables to differentiate.
+            weight: the loss's weight in the objective (a Python float).
+            loss_scale: float32 scalar multiplying the loss before differentiation.
+            with_gradients: False runs the forward pass only.
+
+        Returns:
+            (weight * loss, outputs, gradients of `variables`; an empty list when not
+            differentiating).
+        """
+        if not with_gradients:
+            loss, outputs = forward(contextlib.nullcontext)
+            return weight * loss, outputs, []
+        with tf.GradientTape() as tape:
+            loss, outputs = forward(tape.stop_recording)
+            weighted = weight * loss
+            scaled = tf.cast(loss_scale, tf.float32) * weighted
+        return weighted, outputs, tape.gradient(scaled, variables)
+
+    def mlm_pass(
+        self, model, inputs, targets, weights, normalizer, weight, loss_scale, training, grads
+    ):
+        """MLM forward (and backward) of `model`.
+
+        Returns:
+            (weighted loss, (logits `[B, N, V]` f32, per-slot cross-entropy `[B, N]`), grads).
+        """
+
+        def forward(paused):
+            del paused
             logits = tf.cast(model(inputs, training=training), tf.float32)
             loss, per_slot = losses.masked_lm_loss(logits, targets, weights, normalizer)
-            return logits, loss, per_slot
+            return loss, (logits, per_slot)
 
-        return self._forward_backward(forward, model.trainable_variables, loss_scale, grads)
+        return self.loss_pass(forward, model.trainable_variables, weight, loss_scale, grads)
+
+    def detection_pass(
+        self, inputs, labels, token_weights, normalizer, weight, loss_scale, training, grads
+    ):
+        """Discriminator forward (and backward) on corrupted `inputs`.
+
+        Returns:
+            (weighted loss, (logits `[B, S]` f32, per-token loss `[B, S]`), grads).
+        """
+
+        def forward(paused):
+            del paused
+            logits = tf.cast(self.discriminator(inputs, training=training), tf.float32)
+            loss, per_token = losses.discriminator_loss(logits, labels, token_weights, normalizer)
+            return loss, (logits, per_token)
+
+        variables = self.discriminator.trainable_variables
+        return self.loss_pass(forward, variables, weight, loss_scale, grads)
+
+    @staticmethod
+    def step_output(passes, with_gradients: bool, **reports) -> StepOutput:
+        """A `StepOutput` whose loss is the sum of the passes' weighted losses.
+
+        Args:
+            passes: (variables, weighted loss, gradients) of each pass that trains.
+            with_gradients: whether the gradients are collected.
+            **reports: `mlm`, `discriminator` and `extra`, as `StepOutput` takes them.
+        """
+        loss = tf.add_n([weighted for _, weighted, _ in passes])
+        gradients = None
+        if with_gradients:
+            gradients = {}
+            for variables, _, grads in passes:
+                Objective.add_gradients(gradients, variables, grads)
+        return StepOutput(loss=loss, gradients=gradients, **reports)
+
+    @staticmethod
+    def mlm_report(per_slot, masked, logits, samples=None) -> dict:
+        """`StepOutput.mlm` of an MLM pass (`samples`: what was sampled there, if anything)."""
+        report = {
+            "cross_entropy": per_slot,
+            "weights": masked.weights,
+            "targets": masked.targets,
+            "predictions": tf.argmax(logits, axis=-1, output_type=tf.int32),
+        }
+        if samples is not None:
+            report["samples"] = samples
+        return report
+
+    @staticmethod
+    def detection_report(logits, labels, token_weights, per_token, corrupted) -> dict:
+        """`StepOutput.discriminator` of a detection pass."""
+        return {
+            "logits": logits,
+            "labels": labels,
+            "weights": token_weights,
+            "losses": per_token,
+            "token_ids": corrupted,
+        }
 
     def trace_key(self) -> tuple:
         """Python state the traced step depends on (a change needs a retrace)."""
@@ -200,20 +307,6 @@ class Objective:
         if key not in self._compiled:
             self._compiled[key] = tf.function(function, jit_compile=True, reduce_retracing=True)
         return self._compiled[key]
-
-    @staticmethod
-    def _forward_backward(forward, variables, scale, with_gradients):
-        """Runs `forward()` -> (outputs..., loss, ...) and differentiates `scale * loss`.
-
-        `forward` returns a tuple whose second item is the loss. Returns the
-        tuple plus the gradients of `variables` (an empty list when not training).
-        """
-        if not with_gradients:
-            return (*forward(), [])
-        with tf.GradientTape() as tape:
-            outputs = forward()
-            scaled = tf.cast(scale, tf.float32) * outputs[1]
-        return (*outputs, tape.gradient(scaled, variables))
 
     @staticmethod
     def add_gradients(total: dict, variables, gradients):

@@ -11,10 +11,8 @@ encoder as for ELECTRA.
 
 from __future__ import annotations
 
-import tensorflow as tf
-
 from electra_tf.pretraining import flops
-from electra_tf.pretraining.objectives.base import Objective, StepContext, StepOutput
+from electra_tf.pretraining.objectives.base import Objective, StepContext
 
 __all__ = ["BertMlmObjective"]
 
@@ -37,38 +35,30 @@ class BertMlmObjective(Objective):
 
     def model_pass(self, inputs, targets, weights, normalizer, loss_scale, training, grads):
         """The MLM pass of the discriminator-sized model (see `Objective.mlm_pass`)."""
+        weight = self.config.objective.mlm_weight
         return self.mlm_pass(
-            self.model, inputs, targets, weights, normalizer, loss_scale, training, grads
+            self.model, inputs, targets, weights, normalizer, weight, loss_scale, training, grads
         )
 
     def __call__(self, batch, context: StepContext, training: bool, with_gradients: bool):
         masked = self.mask(batch, context)
-        normalizer = context.global_sum(tf.reduce_sum(masked.weights)) + 1e-6
         inputs = {
             "token_ids": masked.masked_ids,
             "segment_ids": batch["segment_ids"],
             "padding_mask": batch["padding_mask"],
             "mask_positions": masked.positions,
         }
-        logits, loss, per_slot, grads = self.compiled(self.model_pass)(
+        weighted, (logits, per_slot), grads = self.compiled(self.model_pass)(
             inputs,
             masked.targets,
             masked.weights,
-            normalizer,
-            self.config.objective.mlm_weight * context.loss_scale,
+            context.normalizer(masked.weights),
+            context.loss_scale,
             training,
             with_gradients,
         )
-        gradients = None
-        if with_gradients:
-            gradients = self.add_gradients({}, self.model.trainable_variables, grads)
-        return StepOutput(
-            loss=self.config.objective.mlm_weight * loss,
-            gradients=gradients,
-            mlm={
-                "cross_entropy": per_slot,
-                "weights": masked.weights,
-                "targets": masked.targets,
-                "predictions": tf.argmax(logits, axis=-1, output_type=tf.int32),
-            },
+        return self.step_output(
+            [(self.model.trainable_variables, weighted, grads)],
+            with_gradients,
+            mlm=self.mlm_report(per_slot, masked, logits),
         )

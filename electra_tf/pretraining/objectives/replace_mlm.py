@@ -13,7 +13,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from electra_tf.pretraining import flops
-from electra_tf.pretraining.objectives.base import StepContext, StepOutput
+from electra_tf.pretraining.objectives.base import StepContext
 from electra_tf.pretraining.objectives.electra import ElectraObjective
 
 __all__ = ["ReplaceMlmObjective"]
@@ -39,37 +39,37 @@ class ReplaceMlmObjective(ElectraObjective):
 
     def model_pass(self, inputs, targets, weights, normalizer, loss_scale, training, grads):
         """The MLM pass of the discriminator-sized model on corrupted input."""
+        weight = self.config.objective.mlm_weight
         return self.mlm_pass(
-            self.model, inputs, targets, weights, normalizer, loss_scale, training, grads
+            self.model, inputs, targets, weights, normalizer, weight, loss_scale, training, grads
         )
 
     def __call__(self, batch, context: StepContext, training: bool, with_gradients: bool):
-        mlm_weight = self.config.objective.mlm_weight
         masked = self.mask(batch, context)
-        normalizer = context.global_sum(tf.reduce_sum(masked.weights)) + 1e-6
-        common = {"segment_ids": batch["segment_ids"], "padding_mask": batch["padding_mask"]}
-        gen_logits, gen_loss, gen_per_slot, gen_grads, samples, corrupted, _ = self.generate(
-            batch, masked, normalizer, context, training, with_gradients
+        generator, mlm, corrupted, _ = self.generate(
+            batch, masked, context, training, with_gradients
         )
-        logits, loss, per_slot, grads = self.compiled(self.model_pass)(
-            {**common, "token_ids": corrupted, "mask_positions": masked.positions},
+        inputs = {
+            "token_ids": corrupted,
+            "segment_ids": batch["segment_ids"],
+            "padding_mask": batch["padding_mask"],
+            "mask_positions": masked.positions,
+        }
+        weighted, (logits, per_slot), grads = self.compiled(self.model_pass)(
+            inputs,
             masked.targets,
             masked.weights,
-            normalizer,
-            mlm_weight * context.loss_scale,
+            context.normalizer(masked.weights),
+            context.loss_scale,
             training,
             with_gradients,
         )
-        gradients = None
-        if with_gradients:
-            gradients = self.add_gradients({}, self.generator.trainable_variables, gen_grads)
-            self.add_gradients(gradients, self.model.trainable_variables, grads)
         predictions = tf.argmax(logits, axis=-1, output_type=tf.int32)
         correct = tf.cast(tf.equal(predictions, masked.targets), tf.float32)
-        return StepOutput(
-            loss=mlm_weight * (gen_loss + loss),
-            gradients=gradients,
-            mlm=self.mlm_report(gen_per_slot, masked, gen_logits, samples),
+        return self.step_output(
+            [generator, (self.model.trainable_variables, weighted, grads)],
+            with_gradients,
+            mlm=mlm,
             extra={
                 "disc_mlm_loss": (per_slot, masked.weights),
                 "disc_mlm_accuracy": (correct, masked.weights),

@@ -16,12 +16,10 @@ switch; a run resumed past the switch starts in stage 2.
 from __future__ import annotations
 
 import keras
-import tensorflow as tf
 
 from electra_tf.config import ConfigError
-from electra_tf.ops import sampling
 from electra_tf.pretraining import flops
-from electra_tf.pretraining.objectives.base import StepContext, StepOutput
+from electra_tf.pretraining.objectives.base import StepContext
 from electra_tf.pretraining.objectives.electra import ElectraObjective
 
 __all__ = ["TwoStageObjective", "TwoStageSwitch"]
@@ -77,61 +75,18 @@ class TwoStageObjective(ElectraObjective):
             to.assign(value)
 
     def __call__(self, batch, context: StepContext, training: bool, with_gradients: bool):
-        objective = self.config.objective
-        token_ids = tf.cast(batch["token_ids"], tf.int32)
         masked = self.mask(batch, context)
-        normalizer = context.global_sum(tf.reduce_sum(masked.weights)) + 1e-6
-        common = {"segment_ids": batch["segment_ids"], "padding_mask": batch["padding_mask"]}
         stage_one = self.stage == 1
-        logits, mlm_loss, per_slot, gen_grads = self.compiled(self.generator_pass)(
-            {**common, "token_ids": masked.masked_ids, "mask_positions": masked.positions},
-            masked.targets,
-            masked.weights,
-            normalizer,
-            context.loss_scale,
-            training,
-            with_gradients and stage_one,
+        # Stage 2 samples from the frozen generator: its pass runs forward only.
+        generator, mlm, corrupted, labels = self.generate(
+            batch, masked, context, training, with_gradients and stage_one, sample=not stage_one
         )
-        mlm = {
-            "cross_entropy": per_slot,
-            "weights": masked.weights,
-            "targets": masked.targets,
-            "predictions": tf.argmax(logits, axis=-1, output_type=tf.int32),
-        }
         if stage_one:
-            gradients = None
-            if with_gradients:
-                gradients = self.add_gradients({}, self.generator.trainable_variables, gen_grads)
-            return StepOutput(loss=objective.mlm_weight * mlm_loss, gradients=gradients, mlm=mlm)
-
-        samples = self.sample(logits, masked, context)
-        corrupted, labels = sampling.corrupt(token_ids, masked.positions, masked.weights, samples)
-        token_weights = tf.cast(batch["padding_mask"], tf.float32)
-        token_normalizer = context.global_sum(tf.reduce_sum(token_weights)) + 1e-6
-        disc_logits, disc_loss, per_token, disc_grads = self.compiled(self.discriminator_pass)(
-            {**common, "token_ids": corrupted},
-            labels,
-            token_weights,
-            token_normalizer,
-            context.loss_scale,
-            training,
-            with_gradients,
+            return self.step_output([generator], with_gradients, mlm=mlm)
+        detector, discriminator = self.detect(
+            batch, masked, corrupted, labels, context, training, with_gradients
         )
-        gradients = None
-        if with_gradients:
-            gradients = self.add_gradients({}, self.discriminator.trainable_variables, disc_grads)
-        return StepOutput(
-            loss=objective.discriminator_weight * disc_loss,
-            gradients=gradients,
-            mlm={**mlm, "samples": samples},
-            discriminator={
-                "logits": disc_logits,
-                "labels": labels,
-                "weights": token_weights,
-                "losses": per_token,
-                "token_ids": corrupted,
-            },
-        )
+        return self.step_output([detector], with_gradients, mlm=mlm, discriminator=discriminator)
 
 
 class TwoStageSwitch(keras.callbacks.Callback):

@@ -17,7 +17,7 @@ import tensorflow as tf
 from electra_tf.config import ConfigError
 from electra_tf.ops import sampling
 from electra_tf.pretraining import flops
-from electra_tf.pretraining.objectives.base import StepContext, StepOutput, Streams
+from electra_tf.pretraining.objectives.base import StepContext, Streams
 from electra_tf.pretraining.objectives.electra import ElectraObjective
 
 __all__ = ["UnigramObjective", "unigram_counts_path", "sample_unigram"]
@@ -89,35 +89,13 @@ class UnigramObjective(ElectraObjective):
         return disc.train(config.train.batch_size, 1.0, "rtd")
 
     def __call__(self, batch, context: StepContext, training: bool, with_gradients: bool):
-        objective = self.config.objective
         token_ids = tf.cast(batch["token_ids"], tf.int32)
-        padding_mask = batch["padding_mask"]
         masked = self.mask(batch, context)
         draws = context.uniform(Streams.GUMBEL, self.num_predictions)
         samples = sample_unigram(tf.constant(self.cdf), draws)
         corrupted, labels = sampling.corrupt(token_ids, masked.positions, masked.weights, samples)
-        token_weights = self.discriminator_weights(padding_mask, masked)
-        normalizer = context.global_sum(tf.reduce_sum(token_weights)) + 1e-6
-        inputs = {
-            "token_ids": corrupted,
-            "segment_ids": batch["segment_ids"],
-            "padding_mask": padding_mask,
-        }
-        logits, loss, per_token, grads = self.compiled(self.discriminator_pass)(
-            inputs, labels, token_weights, normalizer, context.loss_scale, training, with_gradients
+        detector, discriminator = self.detect(
+            batch, masked, corrupted, labels, context, training, with_gradients
         )
-        gradients = None
-        if with_gradients:
-            gradients = self.add_gradients({}, self.discriminator.trainable_variables, grads)
-        return StepOutput(
-            loss=objective.discriminator_weight * loss,
-            gradients=gradients,
-            mlm={"weights": masked.weights, "targets": masked.targets, "samples": samples},
-            discriminator={
-                "logits": logits,
-                "labels": labels,
-                "weights": token_weights,
-                "losses": per_token,
-                "token_ids": corrupted,
-            },
-        )
+        mlm = {"weights": masked.weights, "targets": masked.targets, "samples": samples}
+        return self.step_output([detector], with_gradients, mlm=mlm, discriminator=discriminator)

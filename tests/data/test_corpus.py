@@ -7,6 +7,7 @@ import json
 import pytest
 
 from electra_tf.data.corpus import (
+    MAX_LINE_BYTES,
     CorpusError,
     CorpusStats,
     JsonlSource,
@@ -75,11 +76,20 @@ def test_bad_input_is_skipped_and_counted(tmp_path):
     (tmp_path / "latin1.txt").write_bytes(b"Good line.\nCaf\xe9 au lait.\nAnother good line.\n")
     (tmp_path / "oneword.txt").write_text("Hello\n")
     (tmp_path / "huge.txt").write_bytes(b"x" * 10_000_000 + b"\nAfter the huge line.\n")
+    (tmp_path / "binary.txt").write_bytes(b"\x7fELF\x02\x01\x00\x00" + bytes(range(256)) * 8)
     documents, stats = _read(TextSource([str(tmp_path)]))
     assert ["Hello"] in documents
     assert ["Good line.", "Another good line."] in documents
-    assert ["After the huge line."] in documents
-    assert stats.skipped == {"empty_files": 1, "lines_not_utf8": 1, "lines_too_long": 1}
+    # A 10 MB line is read in pieces of at most MAX_LINE_BYTES, never whole.
+    (huge,) = [d for d in documents if d[-1] == "After the huge line."]
+    assert [len(piece) for piece in huge[:-1]] == [MAX_LINE_BYTES] * 10
+    assert stats.skipped == {
+        "empty_files": 1,
+        "lines_not_utf8": 1,
+        "long_lines_split": 9,  # cut nine times into ten pieces
+        "binary_files": 1,
+    }
+    assert stats.skipped_files == [str(tmp_path / "binary.txt")]
 
 
 def test_unusable_inputs_fail_up_front_with_one_sentence(tmp_path):

@@ -1,41 +1,29 @@
-"""Typed, frozen configuration for pre-training, with recipes and overrides.
+"""The pre-training config: typed, frozen sections and the recipes that fill them.
 
-A run is described by one `ElectraConfig`, made of four sections:
-
-- `model`: the discriminator's sizes and how the generator derives from them;
-- `objective`: masking, sampling and loss weights (the ELECTRA math);
-- `data`: where the packed examples are and the special token ids;
-- `train`: optimizer, schedule, distribution and checkpointing.
-
-Configs are plain frozen dataclasses: `to_dict()` / `from_dict()` round-trip
-through JSON, `override("train.learning_rate=1e-4")` returns a new config, and
-a recipe (`recipes/pretrain/<name>.toml`) is a partial dict applied on top of
-the defaults. Unknown keys and wrong types fail with one sentence naming the
-key. Every checkpoint stores the `ElectraConfig` that made it as JSON.
-
-Example:
-
->>> config = load_recipe("tiny").override("train.learning_rate=1e-3")
->>> config.train.learning_rate
-0.001
->>> ElectraConfig.from_dict(config.to_dict()) == config
-True
+See `electra_tf.config` for the overview and an example.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import tomllib
-import types
+import math
 import typing
 from pathlib import Path
 from typing import Any
 
+from electra_tf.config.fields import (
+    ConfigError,
+    parse_text,
+    read_recipe_file,
+    replace_fields,
+)
+
 __all__ = [
-    "ConfigError",
-    "replace_fields",
-    "parse_assignments",
+    "WEIGHT_TYING",
+    "INITIALIZATIONS",
+    "STRATEGIES",
+    "PRECISIONS",
     "EncoderConfig",
     "ModelConfig",
     "ObjectiveConfig",
@@ -43,17 +31,20 @@ __all__ = [
     "TrainConfig",
     "ElectraConfig",
     "load_recipe",
-    "list_recipes",
 ]
 
-
-class ConfigError(ValueError):
-    """A configuration value or key that cannot be used, named in the message."""
-
-
 WEIGHT_TYING = ("none", "embeddings", "all")
+INITIALIZATIONS = ("reference", "truncated_normal")
 STRATEGIES = ("default", "mirrored", "multi_worker", "tpu")
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
+
+
+def _check_finite(section, name: str) -> None:
+    """Fails with one sentence on a NaN or infinite float field of a config section."""
+    for field in dataclasses.fields(section):
+        value = getattr(section, field.name)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"{name}.{field.name} must be a finite number, got {value}.")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,6 +62,7 @@ class EncoderConfig:
     dropout: float
     initializer_range: float
     layer_norm_epsilon: float
+    initialization: str = "reference"
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -98,12 +90,22 @@ class ModelConfig:
     # heads = max(1, hidden // 64), layers = round(num_layers * layers fraction).
     generator_size_fraction: float = 0.25  # paper: 1/4 small and large, 1/3 base
     generator_layers_fraction: float = 1.0
+    # A generator's own sizes where they are not the reference's rule (imported weights
+    # record theirs): 0 derives heads = max(1, hidden // 64) and FFN = 4 * hidden.
+    generator_num_heads: int = 0
+    generator_intermediate_dim: int = 0
     # "embeddings": generator and discriminator share the embedding block (paper default);
     # "none": separate blocks; "all": the generator is the discriminator's encoder
     # (needs generator_size_fraction = 1 and generator_layers_fraction = 1).
     weight_tying: str = "embeddings"
+    # "reference": the two dense layers the reference builds without an initializer
+    # (embeddings_project and the detection head's 1-unit output) start from TF1's default,
+    # Glorot uniform; every other kernel from the truncated normal. "truncated_normal":
+    # that normal everywhere, as Hugging Face's port does.
+    initialization: str = "reference"
 
     def __post_init__(self):
+        _check_finite(self, "model")
         for name in (
             "vocabulary_size",
             "num_layers",
@@ -127,6 +129,14 @@ class ModelConfig:
             value = getattr(self, name)
             if not 0.0 < value <= 1.0:
                 raise ConfigError(f"model.{name} must be in (0, 1], got {value}.")
+        for name in ("generator_num_heads", "generator_intermediate_dim"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"model.{name} must be 0 (derived) or positive.")
+        if self.initialization not in INITIALIZATIONS:
+            raise ConfigError(
+                f"model.initialization must be one of {', '.join(INITIALIZATIONS)}, "
+                f"got {self.initialization!r}."
+            )
         if self.weight_tying not in WEIGHT_TYING:
             raise ConfigError(
                 f"model.weight_tying must be one of {', '.join(WEIGHT_TYING)}, "
@@ -154,6 +164,7 @@ class ModelConfig:
             dropout=self.dropout,
             initializer_range=self.initializer_range,
             layer_norm_epsilon=self.layer_norm_epsilon,
+            initialization=self.initialization,
         )
 
     def generator(self) -> EncoderConfig:
@@ -164,6 +175,13 @@ class ModelConfig:
             hidden = max(1, int(round(self.hidden_dim * self.generator_size_fraction)))
             heads = max(1, hidden // 64)
             ffn = 4 * hidden
+        heads = self.generator_num_heads or heads
+        ffn = self.generator_intermediate_dim or ffn
+        if hidden % heads:
+            raise ConfigError(
+                f"The generator's hidden size ({hidden}) must be divisible by its heads "
+                f"({heads}); set model.generator_num_heads."
+            )
         layers = max(1, int(round(self.num_layers * self.generator_layers_fraction)))
         return dataclasses.replace(
             self.discriminator(),
@@ -195,6 +213,10 @@ class ObjectiveConfig:
     baseline_weight: float = 1.0
 
     def __post_init__(self):
+        _check_finite(self, "objective")
+        for name in ("mlm_weight", "discriminator_weight", "baseline_weight"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"objective.{name} must be >= 0, got {getattr(self, name)}.")
         if not 0.0 < self.mask_rate < 1.0:
             raise ConfigError(f"objective.mask_rate must be in (0, 1), got {self.mask_rate}.")
         rates = self.mask_token_rate + self.random_token_rate
@@ -223,6 +245,7 @@ class DataConfig:
     train_files: str = ""  # comma-separated files or globs of packed TFRecords, or a prepare dir
     eval_files: str = ""
     vocab_file: str = ""
+    lower_case: bool = True  # the vocabulary's casing: lower-case and strip accents (uncased)
     sequence_length: int = 128
     shuffle_block: int = 8192  # examples permuted together (exactly resumable shuffling)
     pad_id: int = 0
@@ -266,6 +289,14 @@ class TrainConfig:
     log_every: int = 100  # TensorBoard scalars every N steps
     eval_steps: int = 0  # batches of data.eval_files evaluated at the end (0: none)
     flops_budget: float = 0.0  # stop once this many training FLOPs are spent (0: num_steps)
+    # A step whose loss or gradient norm is not finite changes no weight. "stop" ends the
+    # run there (no checkpoint of it; the last good one is kept); "skip" goes on, and stops
+    # after max_nonfinite_skips such steps in a row.
+    on_nonfinite: str = "stop"
+    max_nonfinite_skips: int = 10
+    # multi_worker: a collective (gradient all-reduce) that a lost worker leaves unfinished
+    # fails after this many seconds instead of hanging; the run then stops with a message.
+    collective_timeout: float = 300.0
 
     def __post_init__(self):
         for name in (
@@ -279,8 +310,23 @@ class TrainConfig:
                 raise ConfigError(f"train.{name} must be at least 1, got {getattr(self, name)}.")
         if self.warmup_steps < 0:
             raise ConfigError(f"train.warmup_steps must be >= 0, got {self.warmup_steps}.")
+        _check_finite(self, "train")
         if self.learning_rate <= 0:
             raise ConfigError(f"train.learning_rate must be positive, got {self.learning_rate}.")
+        for name in ("weight_decay", "adam_epsilon", "clip_norm", "flops_budget"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"train.{name} must be >= 0, got {getattr(self, name)}.")
+        for name in ("adam_beta_1", "adam_beta_2"):
+            if not 0.0 <= getattr(self, name) < 1.0:
+                raise ConfigError(f"train.{name} must be in [0, 1), got {getattr(self, name)}.")
+        if self.on_nonfinite not in ("stop", "skip"):
+            raise ConfigError(
+                f"train.on_nonfinite must be stop or skip, got {self.on_nonfinite!r}."
+            )
+        if self.max_nonfinite_skips < 1:
+            raise ConfigError("train.max_nonfinite_skips must be at least 1.")
+        if self.collective_timeout <= 0:
+            raise ConfigError("train.collective_timeout must be positive (seconds).")
         if self.strategy not in STRATEGIES:
             raise ConfigError(
                 f"train.strategy must be one of {', '.join(STRATEGIES)}, got {self.strategy!r}."
@@ -350,46 +396,8 @@ class ElectraConfig:
                 )
             section, _, name = key.partition(".")
             field_type = _field_type(self, section, name, key)
-            values.setdefault(section, {})[name] = _parse_text(raw.strip(), field_type, key)
+            values.setdefault(section, {})[name] = parse_text(raw.strip(), field_type, key)
         return _apply_dict(self, values, "override")
-
-
-def replace_fields(obj, values: dict[str, Any], prefix: str, source: str):
-    """`dataclasses.replace(obj, **values)` with each key and value checked by the field's type.
-
-    Keys are reported as `prefix.key`; an unknown key or a wrong type raises `ConfigError`.
-    """
-    if not isinstance(values, dict):
-        raise ConfigError(f"{source}: {prefix} must be a table of keys.")
-    hints = typing.get_type_hints(type(obj))
-    fields = {}
-    for name, value in values.items():
-        key = f"{prefix}.{name}" if prefix else name
-        if name not in hints:
-            raise ConfigError(
-                f"{source}: unknown config key {key!r} ({prefix or 'fields'}: {', '.join(hints)})."
-            )
-        fields[name] = _check_value(value, hints[name], key, source)
-    return dataclasses.replace(obj, **fields)
-
-
-def parse_assignments(obj, assignments, prefix: str = "") -> dict[str, Any]:
-    """`key=value` strings to a dict of typed values for the flat dataclass `obj`."""
-    hints = typing.get_type_hints(type(obj))
-    values = {}
-    for assignment in assignments:
-        key, sep, raw = assignment.partition("=")
-        key = key.strip()
-        name = key[len(prefix) + 1 :] if prefix and key.startswith(prefix + ".") else key
-        if not sep:
-            raise ConfigError(f"Override {assignment!r} is not of the form key=value.")
-        if name not in hints:
-            raise ConfigError(
-                f"Unknown config key {key!r}: {prefix or 'this config'} has no field {name!r} "
-                f"(fields: {', '.join(hints)})."
-            )
-        values[name] = _parse_text(raw.strip(), hints[name], key)
-    return values
 
 
 def _section_types(config: ElectraConfig) -> dict[str, type]:
@@ -424,82 +432,6 @@ def _apply_dict(config: ElectraConfig, values: dict[str, Any], source: str) -> E
             )
         changes[section] = replace_fields(getattr(config, section), entries, section, source)
     return dataclasses.replace(config, **changes)
-
-
-def _check_value(value: Any, field_type: Any, key: str, source: str) -> Any:
-    base = _base_type(field_type)
-    if base is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    if base is int and isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
-        return int(value)
-    if not isinstance(value, base) or (base is int and isinstance(value, bool)):
-        raise ConfigError(
-            f"{source}: {key} expects {base.__name__}, got {value!r} ({type(value).__name__})."
-        )
-    return value
-
-
-def _base_type(field_type: Any) -> type:
-    if isinstance(field_type, types.UnionType) or typing.get_origin(field_type) is typing.Union:
-        args = [a for a in typing.get_args(field_type) if a is not type(None)]
-        return args[0]
-    return field_type
-
-
-def _parse_text(raw: str, field_type: Any, key: str) -> Any:
-    base = _base_type(field_type)
-    try:
-        if base is bool:
-            lowered = raw.lower()
-            if lowered in ("true", "1", "yes", "on"):
-                return True
-            if lowered in ("false", "0", "no", "off"):
-                return False
-            raise ValueError(raw)
-        if base is int:
-            number = float(raw.replace("_", ""))
-            if not number.is_integer():
-                raise ValueError(raw)
-            return int(number)
-        if base is float:
-            return float(raw.replace("_", ""))
-    except ValueError:
-        raise ConfigError(f"Config key {key} expects {base.__name__}, got {raw!r}.") from None
-    return raw
-
-
-# Recipes -------------------------------------------------------------------------------------
-
-
-def _recipes_root() -> Path:
-    from importlib import resources
-
-    return Path(str(resources.files("electra_tf.recipes")))
-
-
-def list_recipes(kind: str = "pretrain") -> list[str]:
-    """Names of the recipes shipped in `recipes/<kind>/`."""
-    folder = _recipes_root() / kind
-    return sorted(p.stem for p in folder.glob("*.toml"))
-
-
-def read_recipe_file(name_or_path: str | Path, kind: str = "pretrain") -> tuple[dict, str]:
-    """The raw dict of a recipe, by shipped name or by path to a TOML file."""
-    path = Path(name_or_path)
-    if path.suffix != ".toml" or not path.exists():
-        shipped = _recipes_root() / kind / f"{name_or_path}.toml"
-        if not shipped.exists():
-            if path.suffix == ".toml":
-                raise ConfigError(f"Recipe file {path} does not exist.")
-            raise ConfigError(
-                f"Unknown {kind} recipe {str(name_or_path)!r}: choose one of "
-                f"{', '.join(list_recipes(kind))} or give a path to a .toml file."
-            )
-        path = shipped
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8")), str(path)
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"Recipe {path} is not valid TOML: {error}.") from None
 
 
 def load_recipe(name_or_path: str | Path = "small") -> ElectraConfig:

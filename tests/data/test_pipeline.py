@@ -102,8 +102,15 @@ def test_prepare_folders_files_and_globs_resolve(tmp_path):
     files, counts, manifest = resolve_files(folder)
     assert counts == [5, 5] and manifest.sequence_length == 8 and manifest.special_ids["mask"] == 4
     assert count_records(files) == [5, 5]
-    globbed, unknown, _ = resolve_files(str(tmp_path / "data" / "*.tfrecord"))
-    assert globbed == files and unknown is None
+    # Files named by a glob get the manifest beside them (its counts and vocabulary);
+    # without one, their counts are unknown.
+    globbed, beside, found = resolve_files(str(tmp_path / "data" / "*.tfrecord"))
+    assert globbed == files and beside == [5, 5] and found.special_ids == manifest.special_ids
+    one, one_count, _ = resolve_files(files[1])
+    assert one == files[1:] and one_count == [5]
+    bare = write_packed(tmp_path / "bare", n=10, seq=8, shards=2, manifest=False)
+    _, unknown, none = resolve_files(f"{bare}/*.tfrecord")
+    assert unknown is None and none is None
     check_first_record(files, 8)
     with pytest.raises(DataError, match="length 8 but data.sequence_length is 16"):
         check_first_record(files, 16)

@@ -12,7 +12,7 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from helpers import tiny_config
+from helpers import TESTS, tiny_config
 
 from electra_tf.data.inputs import pack_inputs
 from electra_tf.data.tokenizer import ElectraTokenizer
@@ -21,7 +21,7 @@ from electra_tf.pretraining.pretrainer import ElectraPretrainer
 from electra_tf.serving.hub import export_hub
 from electra_tf.serving.saved_model import export_for_serving
 
-CONSUMERS = Path(__file__).parent / "consumers"
+CONSUMERS = TESTS / "consumers"
 WORDS = (
     "the a cat dog sat on mat ran far away house big small red blue is was and to of in it "
     "## ##s ##ed ##ing . , ! ?"
@@ -192,6 +192,9 @@ def test_serving_export_equals_keras_in_a_fresh_process(exported, tmp_path):
     assert "int64" in errors["wrong_dtype"] or "dtype" in errors["wrong_dtype"]
     assert "input_type_ids" in errors["missing_input"]
     assert "outside the vocabulary" in errors["bad_id"]
+    assert "input_type_ids must be non-negative segment ids" in errors["bad_type"]
+    assert "input_word_ids has no positions" in errors["empty"]
+    assert "text_a and text_b must hold the same number of texts" in errors["pair_sizes"]
     assert not any(v.startswith("no error") for v in errors.values())
 
 
@@ -312,7 +315,7 @@ def test_release_script_writes_and_checks_every_format(exported, tmp_path):
     from electra_tf.pretraining.checkpoint import save_pretrainer
 
     run = save_pretrainer(exported["model"], tmp_path / "run").parent.parent
-    script = Path(__file__).parent.parent / "export" / "release.py"
+    script = TESTS.parent / "export" / "release.py"
     result = subprocess.run(
         [
             sys.executable,

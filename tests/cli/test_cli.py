@@ -143,3 +143,30 @@ def test_pretrain_streams_raw_text_without_prepare(tmp_path):
     assert saved["model"]["vocabulary_size"] == 45 and saved["data"]["vocab_file"] == str(vocab)
     both = _cli("pretrain", "--text", str(corpus), "--data", str(tmp_path), "--output-dir", "x")
     assert both.returncode == 2 and "not both" in both.stderr
+
+
+def test_evaluate_probe_prints_the_table_beside_its_baselines(tmp_path, capsys):
+    from electra_tf.cli import main
+    from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
+
+    words = ["good", "great", "bad", "awful", "the", "movie", "was", "plot"]
+    vocab = write_vocabulary(list(SPECIAL_TOKENS) + words, tmp_path / "vocab.txt")
+    rng = np.random.default_rng(0)
+    for split, n in (("train", 120), ("dev", 40)):
+        rows = ["sentence\tlabel"]
+        for _ in range(n):
+            label = int(rng.random() < 0.5)
+            word = (
+                ("good", "great")[rng.integers(2)] if label else ("bad", "awful")[rng.integers(2)]
+            )
+            rows.append(f"the movie was {word}\t{label}")
+        (tmp_path / f"{split}.tsv").write_text("\n".join(rows) + "\n")
+    args = ["evaluate", "--checkpoint", "scratch:tiny", "--vocab-file", str(vocab)]
+    args += ["--probe", "sst2", "--data-dir", str(tmp_path), "--random-seeds", "2"]
+    assert main(args) == 0
+    probe = json.loads(capsys.readouterr().out)["probe"]
+    assert [row["encoder"] for row in probe["rows"]][:3] == [
+        "bag of words", "random init (seed 0)", "random init (seed 1)",
+    ]  # fmt: skip
+    assert probe["rows"][0]["dev_accuracy"] == 1.0 and "| bag of words |" in probe["table"]
+    assert main(["evaluate", "--checkpoint", "scratch:tiny"]) == 2  # nothing to evaluate

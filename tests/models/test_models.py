@@ -65,6 +65,35 @@ def test_initializer_is_truncated_normal_with_std_002():
     assert np.all(encoder.transformer_layers[0]._feedforward_intermediate_dense.bias.numpy() == 0)
 
 
+def test_the_two_layers_built_without_an_initializer_start_as_in_the_reference():
+    # The reference builds embeddings_project and the detection head's 1-unit output
+    # without an initializer, so TF1 gives them Glorot uniform: |w| <= sqrt(6 / (in + out)),
+    # std = that limit / sqrt(3). "truncated_normal" (Hugging Face's) is std 0.02 for both.
+    sizes = {**SIZES, "embedding_dim": 64, "hidden_dim": 256, "intermediate_dim": 64}
+    for initialization, check in (("reference", "glorot"), ("truncated_normal", "normal")):
+        keras.utils.set_random_seed(0)
+        discriminator = ElectraDiscriminator(initialization=initialization, **sizes)
+        discriminator.build()
+        project = discriminator.encoder.embeddings_project.kernel.numpy()  # [64, 256]
+        output = discriminator.rtd_head.dense_prediction.kernel.numpy()  # [256, 1]
+        hidden = discriminator.rtd_head.dense.kernel.numpy()  # [256, 256]: always 0.02
+        assert 0.014 < hidden.std() < 0.02
+        for kernel in (project, output):
+            fan_in, fan_out = kernel.shape
+            limit = np.sqrt(6.0 / (fan_in + fan_out))
+            if check == "glorot":
+                assert np.abs(kernel).max() <= limit
+                assert kernel.std() == pytest.approx(limit / np.sqrt(3.0), rel=0.15)
+            else:
+                assert np.abs(kernel).max() <= 0.04 + 1e-6 and 0.012 < kernel.std() < 0.02
+    config = tiny_config()
+    assert config.model.initialization == "reference"
+    assert (
+        tiny_config("model.initialization=truncated_normal").model.discriminator().initialization
+        == "truncated_normal"
+    )
+
+
 def test_discriminator_equals_an_independent_numpy_implementation():
     model = ElectraDiscriminator(**SIZES)
     _randomize(model)

@@ -22,7 +22,7 @@ import tensorflow as tf
 from electra_tf.ops import sampling
 from electra_tf.pretraining.objectives.base import StepContext
 
-__all__ = ["optimal_discriminator_scores", "electra_as_mlm"]
+__all__ = ["optimal_discriminator_scores", "electra_as_mlm", "electra_mlm_experiment"]
 
 
 def optimal_discriminator_scores(real_probability, generator_probability, mask_rate: float):
@@ -106,3 +106,28 @@ def electra_as_mlm(pretrainer, dataset, steps: int, top_k: int = 100, seed: int 
         "positions": int(total),
         "top_k": top_k,
     }
+
+
+def electra_mlm_experiment(run, data: str, batches: int = 20, top_k: int = 100) -> dict:
+    """`electra_as_mlm` of a run's checkpoint on `batches` batches of the packed `data`.
+
+    Args:
+        run: a pre-training run or `step-N` checkpoint folder.
+        data: TFRecord files (comma-separated, globs) or a prepare folder.
+        batches: batches scored (of the run's batch size and sequence length).
+        top_k: generator candidates rescored per masked position.
+    """
+    from electra_tf.data.pipeline import pretraining_dataset
+    from electra_tf.data.tfrecords import count_records, resolve_files
+    from electra_tf.pretraining.checkpoint import load_pretrainer
+
+    model = load_pretrainer(run)
+    files, counts, _ = resolve_files(data)
+    dataset = pretraining_dataset(
+        files,
+        counts if counts is not None else count_records(files),
+        sequence_length=model.config.data.sequence_length,
+        batch_size=model.config.train.batch_size,
+        seed=7,
+    )
+    return electra_as_mlm(model, dataset, batches, top_k)

@@ -10,7 +10,7 @@ from helpers import structured_ids, tiny_config
 
 from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
 from electra_tf.pretraining.pretrainer import ElectraPretrainer
-from electra_tf.serving.importers import (
+from electra_tf.serving.conversion import (
     export_hugging_face,
     export_reference_checkpoint,
     import_hugging_face,

@@ -6,27 +6,16 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from helpers import structured_ids, tiny_config
+from helpers import structured_dataset, tiny_config
 
 from electra_tf.config import ConfigError
 from electra_tf.ops import losses
 from electra_tf.ops.masking import MaskedBatch
 from electra_tf.pretraining import flops
-from electra_tf.pretraining.electra_mlm import electra_as_mlm, optimal_discriminator_scores
 from electra_tf.pretraining.objectives import OBJECTIVES, train_flops_per_step
 from electra_tf.pretraining.objectives.adversarial import reinforce_losses
 from electra_tf.pretraining.objectives.unigram import sample_unigram
 from electra_tf.pretraining.pretrainer import ElectraPretrainer
-
-
-def _dataset(n=64, seq=16, batch=4, seed=0):
-    ids, mask, segments = structured_ids(n, seq, seed=seed)
-    data = {
-        "token_ids": ids.astype("int32"),
-        "padding_mask": mask.astype("int32"),
-        "segment_ids": segments.astype("int32"),
-    }
-    return tf.data.Dataset.from_tensor_slices(data).repeat().batch(batch)
 
 
 def _counts_file(tmp_path, vocab=64):
@@ -54,7 +43,7 @@ def test_every_objective_trains_and_lowers_its_loss(name, tmp_path):
     keras.utils.set_random_seed(0)
     model = ElectraPretrainer(tiny_config(*overrides))
     model.compile()
-    history = model.fit(_dataset(), steps_per_epoch=10, epochs=4, verbose=0).history
+    history = model.fit(structured_dataset(), steps_per_epoch=10, epochs=4, verbose=0).history
     assert all(math.isfinite(v) for v in history["loss"])
     key = {"bert_mlm": "mlm_loss", "replace_mlm": "disc_mlm_loss"}.get(name, "loss")
     if name == "all_tokens_mlm":
@@ -122,7 +111,7 @@ def test_replace_mlm_reads_samples_and_predicts_originals():
         return original_pass(inputs, targets, weights, *rest)
 
     objective.model_pass = spy
-    batch = next(iter(_dataset()))
+    batch = next(iter(structured_dataset()))
     from electra_tf.pretraining.objectives.base import StepContext
 
     context = StepContext(
@@ -211,7 +200,9 @@ def test_two_stage_copies_then_freezes_the_generator():
     model = ElectraPretrainer(config)
     model.compile()
     disc_before = [w.numpy() for w in model.discriminator.weights]
-    model.fit(_dataset(), steps_per_epoch=2, epochs=1, verbose=0)  # stage 1: generator only
+    model.fit(
+        structured_dataset(), steps_per_epoch=2, epochs=1, verbose=0
+    )  # stage 1: generator only
     assert model.objective.stage == 1
     for before, after in zip(disc_before, model.discriminator.weights, strict=True):
         np.testing.assert_array_equal(before, after.numpy())  # the discriminator is untouched
@@ -227,7 +218,7 @@ def test_two_stage_copies_then_freezes_the_generator():
     switch_and_spy = [*model.objective.callbacks(), Spy()]
     keras.Model.fit(
         model,
-        _dataset(),
+        structured_dataset(),
         steps_per_epoch=3,
         epochs=1,
         shuffle=False,
@@ -242,7 +233,7 @@ def test_two_stage_copies_then_freezes_the_generator():
     step_change = max(np.abs(a - b).max() for a, b in zip(first, encoder, strict=True))
     assert step_change < 2e-2  # one Adam step of lr <= 1e-2 moves a weight by about lr
     assert any(np.abs(a - b).max() > 0 for a, b in zip(copies[-1], encoder, strict=True))
-    history = model.fit(_dataset(), steps_per_epoch=2, epochs=1, verbose=0).history
+    history = model.fit(structured_dataset(), steps_per_epoch=2, epochs=1, verbose=0).history
     assert "disc_auc" in history
 
 
@@ -277,23 +268,3 @@ def test_objective_flops_relations_and_a_block_by_hand():
     stage1 = g2.train(batch, 1, "mlm")
     stage2 = d2.train(batch, 1, "rtd") + g2.train(batch, 1, "mlm") / 2
     assert OBJECTIVES["two_stage"].train_flops(two) == pytest.approx((4 * stage1 + 6 * stage2) / 10)
-
-
-def test_optimal_discriminator_score_by_hand():
-    # mask rate 0.15 -> a = 0.85 / 0.15 = 17/3. D = 0.5, p = 0.2: 0.1 / (17/6 + 0.2).
-    score = optimal_discriminator_scores(tf.constant(0.5), tf.constant(0.2), 0.15)
-    np.testing.assert_allclose(float(score), 0.1 / (17 / 6 + 0.2), rtol=1e-6)
-    # A confident discriminator overturns the generator's ranking.
-    scores = optimal_discriminator_scores(tf.constant([0.99, 0.01]), tf.constant([0.3, 0.6]), 0.15)
-    assert scores.numpy()[0] > scores.numpy()[1]
-
-
-def test_electra_as_mlm_runs_and_reports_both_accuracies():
-    keras.utils.set_random_seed(0)
-    model = ElectraPretrainer(tiny_config("train.learning_rate=3e-3"))
-    model.compile()
-    model.fit(_dataset(), steps_per_epoch=30, epochs=1, verbose=0)
-    result = electra_as_mlm(model, _dataset(seed=5), steps=2, top_k=8)
-    assert result["positions"] > 0 and result["top_k"] == 8
-    assert 0.0 <= result["generator_accuracy"] <= 1.0
-    assert 0.0 <= result["electra_accuracy"] <= 1.0

@@ -84,6 +84,28 @@ def test_prepare_writes_shards_vocab_and_manifest_and_reruns_identically(tmp_pat
     assert report["corpus"]["documents"] == 30
 
 
+def test_repeated_documents_are_packed_once_and_counted(tmp_path):
+    corpus = _corpus(tmp_path / "corpus", documents=6)
+    files = sorted(corpus.iterdir())
+    (corpus / "copy-a.txt").write_text(files[0].read_text())  # two exact repeats
+    (corpus / "copy-b.txt").write_text(files[1].read_text())
+    counts = {}
+    for deduplicate in (True, False):
+        out = tmp_path / f"data-{deduplicate}"
+        result = prepare_corpus(
+            [TextSource([str(corpus)], layout="files")],
+            out,
+            vocabulary_size=80,
+            sequence_length=24,
+            progress=False,
+            deduplicate=deduplicate,
+        )
+        report = json.loads((out / "prepare_report.json").read_text())
+        counts[deduplicate] = (result.tokens, report["corpus"]["skipped"])
+    assert counts[True][1] == {"duplicate_documents": 2} and counts[False][1] == {}
+    assert counts[True][0] < counts[False][0]
+
+
 def test_given_vocabulary_and_a_corpus_with_no_usable_text(tmp_path):
     corpus = _corpus(tmp_path / "corpus", documents=4)
     first = tmp_path / "first"

@@ -1,0 +1,182 @@
+"""`electra-tf bench step|input|serving`: benchmarks that print one JSON line per measurement."""
+
+from __future__ import annotations
+
+import json
+
+from electra_tf.cli.common import add_overrides
+
+__all__ = ["add_parser"]
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "bench",
+        help="time the pre-training step, the input pipeline or serving (JSON lines)",
+        description="Benchmarks that print JSON lines, to compare with peers run in the same "
+        "session: `step` (one pre-training step, as the peers' benchmarks count it), `profile` "
+        "(its op-level time), `input` "
+        "(the input pipeline against the step's consumption) and `serving` (the exported "
+        "SavedModel beside Keras and Hugging Face PyTorch).",
+    )
+    which = parser.add_subparsers(
+        dest="benchmark", metavar="BENCHMARK", help="step, profile, input or serving"
+    )
+    which.required = True
+    _add_step(which)
+    _add_profile(which)
+    _add_input(which)
+    _add_serving(which)
+
+
+def _print(record) -> None:
+    print(json.dumps(record, sort_keys=True), flush=True)
+
+
+def _add_step(which) -> None:
+    parser = which.add_parser("step", help="one pre-training step (tokens/s, GFLOP/s, memory)")
+    parser.add_argument("--recipe", default="small", help="pre-training recipe (default small)")
+    parser.add_argument("--batch", type=int, default=32, help="global batch size (default 32)")
+    parser.add_argument("--seq", type=int, default=128, help="sequence length (default 128)")
+    parser.add_argument("--xla", action="store_true", help="XLA-compile the two passes")
+    parser.add_argument(
+        "--precision",
+        default="float32",
+        choices=["float32", "mixed_bfloat16", "mixed_float16"],
+        help="compute precision (default float32)",
+    )
+    parser.add_argument(
+        "--warmup", type=int, default=3, help="warm-up steps, the first timed alone"
+    )
+    parser.add_argument("--steps", type=int, default=20, help="most timed steps (default 20)")
+    parser.add_argument("--min-steps", type=int, default=5, help="fewest timed steps (default 5)")
+    parser.add_argument(
+        "--budget", type=float, default=60.0, help="stop timing after this many seconds"
+    )
+    parser.add_argument("--round", type=int, default=0, help="round number, echoed in the output")
+    add_overrides(parser, "config override (repeatable)")
+    parser.set_defaults(handler=_step)
+
+
+def _step(args) -> int:
+    from electra_tf.bench.step import StepOptions, run
+
+    options = StepOptions(
+        recipe=args.recipe,
+        batch=args.batch,
+        seq=args.seq,
+        xla=args.xla,
+        precision=args.precision,
+        warmup=args.warmup,
+        steps=args.steps,
+        min_steps=args.min_steps,
+        budget=args.budget,
+        round=args.round,
+        overrides=tuple(args.overrides),
+    )
+    _print(run(options))
+    return 0
+
+
+def _add_profile(which) -> None:
+    parser = which.add_parser("profile", help="op-level time of the pre-training step")
+    parser.add_argument("--recipe", default="small", help="pre-training recipe (default small)")
+    parser.add_argument("--batch", type=int, default=32, help="global batch size (default 32)")
+    parser.add_argument("--seq", type=int, default=128, help="sequence length (default 128)")
+    parser.add_argument("--xla", action="store_true", help="XLA-compile the two passes")
+    parser.add_argument(
+        "--precision",
+        default="float32",
+        choices=["float32", "mixed_bfloat16", "mixed_float16"],
+        help="compute precision (default float32)",
+    )
+    parser.add_argument("--warmup", type=int, default=3, help="steps before recording (default 3)")
+    parser.add_argument("--steps", type=int, default=5, help="steps recorded (default 5)")
+    parser.add_argument("--top", type=int, default=25, help="op types listed (default 25)")
+    add_overrides(parser, "config override (repeatable)")
+    parser.set_defaults(handler=_profile)
+
+
+def _profile(args) -> int:
+    from electra_tf.bench.profile import ProfileOptions, run
+
+    options = ProfileOptions(
+        recipe=args.recipe,
+        batch=args.batch,
+        seq=args.seq,
+        xla=args.xla,
+        precision=args.precision,
+        warmup=args.warmup,
+        steps=args.steps,
+        top=args.top,
+        overrides=tuple(args.overrides),
+    )
+    _print(run(options))
+    return 0
+
+
+def _add_input(which) -> None:
+    parser = which.add_parser("input", help="the input pipeline against the step's consumption")
+    parser.add_argument("--recipe", default="small", help="recipe whose step is the consumer")
+    parser.add_argument("--batch", type=int, default=32, help="batch size (default 32)")
+    parser.add_argument("--seq", type=int, default=128, help="sequence length (default 128)")
+    parser.add_argument("--data", help="a prepare folder to read instead of written examples")
+    parser.add_argument("--examples", type=int, default=20000, help="examples written")
+    parser.add_argument("--budget", type=float, default=5.0, help="seconds per timing")
+    parser.add_argument("--repeats", type=int, default=3, help="timings (median reported)")
+    parser.add_argument(
+        "--model-steps-per-second", type=float, help="skip timing the step; use this rate"
+    )
+    parser.add_argument("--model-steps", type=int, default=8, help="steps timed for the model")
+    parser.set_defaults(handler=_input)
+
+
+def _input(args) -> int:
+    from electra_tf.bench.input import InputOptions, run
+
+    options = InputOptions(
+        recipe=args.recipe,
+        batch=args.batch,
+        seq=args.seq,
+        data=args.data or "",
+        examples=args.examples,
+        budget=args.budget,
+        repeats=args.repeats,
+        model_steps_per_second=args.model_steps_per_second,
+        model_steps=args.model_steps,
+    )
+    _print(run(options))
+    return 0
+
+
+def _add_serving(which) -> None:
+    parser = which.add_parser("serving", help="serving latency and throughput, beside peers")
+    parser.add_argument("--recipe", default="small", help="model size (default small)")
+    parser.add_argument(
+        "--batches", type=int, nargs="+", default=[1, 32], help="batch sizes (default 1 32)"
+    )
+    parser.add_argument("--seq", type=int, default=128, help="sequence length (default 128)")
+    parser.add_argument(
+        "--iterations",
+        type=int,
+        default=100,
+        help="timed calls at batch 1 (30%% of it at larger batches; default 100)",
+    )
+    parser.add_argument("--min-iterations", type=int, default=10, help="fewest timed calls")
+    parser.add_argument("--warmup", type=int, default=5, help="untimed calls first (default 5)")
+    parser.set_defaults(handler=_serving)
+
+
+def _serving(args) -> int:
+    from electra_tf.bench.serving import ServingOptions, run
+
+    options = ServingOptions(
+        recipe=args.recipe,
+        batches=tuple(args.batches),
+        seq=args.seq,
+        iterations=args.iterations,
+        min_iterations=args.min_iterations,
+        warmup=args.warmup,
+    )
+    run(options, emit=_print)
+    return 0

@@ -1,0 +1,67 @@
+"""`electra-tf export`: a checkpoint's discriminator in one format, or every format checked."""
+
+from __future__ import annotations
+
+from electra_tf.cli.common import print_json
+
+__all__ = ["add_parser"]
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "export",
+        help="export a checkpoint's discriminator for serving and reuse",
+        description="Writes a trained checkpoint as a TF Serving SavedModel (default), a "
+        "TF-Hub-style encoder + preprocessor pair, a keras-hub ElectraBackbone preset, Hugging "
+        "Face ELECTRA folders, or a reference (TF1) checkpoint; `--format all` writes the "
+        "serving, hub and keras-hub formats, loads each back and compares it with the Keras "
+        "model (exit status 1 if an id-based export differs by more than 1e-5).",
+    )
+    parser.add_argument(
+        "--checkpoint",
+        required=True,
+        help="a step-N checkpoint folder, or a run folder (its latest checkpoint)",
+    )
+    parser.add_argument("--out", required=True, help="output folder")
+    parser.add_argument(
+        "--format",
+        choices=["serving", "hub", "keras-hub", "hugging-face", "reference", "all"],
+        default="serving",
+        help="what to write (default serving: DIR/<model-name>/<version>/; all: a checked "
+        "release of serving, hub and keras-hub)",
+    )
+    parser.add_argument("--model-name", default="electra", help="TF Serving model name")
+    parser.add_argument("--version", type=int, default=1, help="TF Serving model version")
+    parser.add_argument(
+        "--vocab-file", help="vocabulary (default: the one recorded in the checkpoint's config)"
+    )
+    parser.add_argument(
+        "--seq-length", type=int, default=128, help="packed length of the text inputs (default 128)"
+    )
+    parser.add_argument(
+        "--no-lower-case",
+        action="store_true",
+        help="the vocabulary is cased (default: the casing the checkpoint's config records)",
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args) -> int:
+    from electra_tf.pretraining.checkpoint import load_pretrainer
+    from electra_tf.serving.formats import export_model
+
+    written = export_model(
+        load_pretrainer(args.checkpoint),
+        args.out,
+        args.format,
+        vocab_file=args.vocab_file,
+        model_name=args.model_name,
+        version=args.version,
+        seq_length=args.seq_length,
+        lower_case=False if args.no_lower_case else None,
+    )
+    if args.format == "all":
+        print_json(written)
+        return 0 if written["verified"] else 1
+    print_json({"format": args.format, "written": written}, indent=None)
+    return 0

@@ -1,0 +1,125 @@
+"""`electra-tf prepare`: a corpus into a vocabulary, packed TFRecord shards and a manifest."""
+
+from __future__ import annotations
+
+from electra_tf.cli.common import print_json
+
+__all__ = ["add_parser"]
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "prepare",
+        help="turn a text corpus into a vocabulary and packed TFRecord examples",
+        description="Reads a corpus (text files or folders, JSONL, or a TFDS dataset), learns or "
+        "loads a WordPiece vocabulary, packs examples as the reference builder does and writes "
+        "sharded TFRecords with a manifest into --output-dir.",
+    )
+    parser.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a text/JSONL file or a folder of them; .gz and .bz2 are read transparently "
+        "(repeatable)",
+    )
+    parser.add_argument(
+        "--layout",
+        choices=["lines", "files"],
+        default="lines",
+        help="text layout: 'lines' = one sentence per line, blank lines between documents "
+        "(the reference's); 'files' = one document per file, split into sentences",
+    )
+    parser.add_argument(
+        "--jsonl-field",
+        default=None,
+        metavar="NAME",
+        help="read the inputs as JSON Lines, taking each document's text from this field",
+    )
+    parser.add_argument("--tfds", metavar="NAME", help="a TFDS dataset, e.g. wikipedia/20230601.en")
+    parser.add_argument("--tfds-split", default="train", help="TFDS split (default train)")
+    parser.add_argument("--tfds-feature", default="text", help="TFDS text feature (default text)")
+    parser.add_argument("--tfds-data-dir", help="TFDS data folder (default: TFDS's own)")
+    parser.add_argument(
+        "--no-download", action="store_true", help="use only an already prepared TFDS dataset"
+    )
+    parser.add_argument("--output-dir", required=True, help="the data folder to write")
+    parser.add_argument(
+        "--vocab-file",
+        help="use this vocab.txt instead of learning one, or the vocabulary (and casing) of a "
+        "run, imported folder, Hugging Face folder or export",
+    )
+    parser.add_argument(
+        "--vocab-size", type=int, default=8192, help="size of a learned vocabulary (default 8192)"
+    )
+    parser.add_argument(
+        "--no-lower-case",
+        action="store_true",
+        help="keep case (for cased vocabularies); also keeps accents unless --strip-accents "
+        "(default: the casing --vocab-file's source records, else lower-case)",
+    )
+    parser.add_argument(
+        "--strip-accents",
+        choices=["auto", "yes", "no"],
+        default="auto",
+        help="remove accents (auto: when lower-casing, as BERT uncased does)",
+    )
+    parser.add_argument(
+        "--sequence-length", type=int, default=128, help="packed example length (default 128)"
+    )
+    parser.add_argument("--seed", type=int, default=12345, help="packing seed (default 12345)")
+    parser.add_argument(
+        "--examples-per-shard", type=int, default=10_000, help="examples per TFRecord shard"
+    )
+    parser.add_argument("--max-documents", type=int, help="read at most this many documents")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.set_defaults(handler=run)
+
+
+def run(args) -> int:
+    from electra_tf.data.corpus import corpus_sources
+    from electra_tf.data.prepare import prepare_corpus
+
+    vocab_file, lower_case = args.vocab_file, None
+    if vocab_file:
+        from electra_tf.finetuning.initialization import vocabulary_of
+
+        vocab_file, lower_case = vocabulary_of(vocab_file)
+    if args.no_lower_case:
+        lower_case = False
+
+    sources = corpus_sources(
+        args.input,
+        layout=args.layout,
+        jsonl_field=args.jsonl_field,
+        tfds=args.tfds,
+        tfds_split=args.tfds_split,
+        tfds_feature=args.tfds_feature,
+        tfds_data_dir=args.tfds_data_dir,
+        download=not args.no_download,
+    )
+    result = prepare_corpus(
+        sources,
+        args.output_dir,
+        vocab_file=vocab_file,
+        vocabulary_size=args.vocab_size,
+        lower_case=True if lower_case is None else lower_case,
+        strip_accents={"auto": None, "yes": True, "no": False}[args.strip_accents],
+        sequence_length=args.sequence_length,
+        seed=args.seed,
+        examples_per_shard=args.examples_per_shard,
+        max_documents=args.max_documents,
+        progress=not args.quiet,
+    )
+    print_json(
+        {
+            "output_dir": str(args.output_dir),
+            "examples": result.examples,
+            "tokens": result.tokens,
+            "shards": len(result.manifest.shards),
+            "vocabulary_size": result.manifest.vocabulary_size,
+            "seconds": round(result.seconds, 1),
+            "corpus": result.stats.to_dict(),
+        }
+    )
+    return 0

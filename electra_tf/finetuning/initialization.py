@@ -1,0 +1,252 @@
+"""Where a fine-tuning encoder comes from: a checkpoint, an export, released weights, or scratch.
+
+`load_initialization(spec)` accepts:
+
+- a pre-training run or `step-N` checkpoint folder of this package;
+- a SavedModel exported by this package (`export --format serving` version folder,
+  or the `encoder/` of a TF-Hub-style export); its config is stored with it;
+- a keras-hub `ElectraBackbone` preset folder;
+- a Hugging Face ELECTRA or BERT folder (`model.safetensors` or `pytorch_model.bin`,
+  config.json), with its vocab.txt and casing;
+- a reference TF1 checkpoint (`model.ckpt-N`);
+- `scratch:RECIPE` (e.g. `scratch:tiny`): random weights of a recipe's discriminator
+  (with the vocabulary given by `vocab_file`), the no-pre-training baseline.
+
+It returns the encoder's config and weights as plain arrays, so each seed
+of a multi-seed run starts from a fresh, identical copy. `load_warm_start(spec)`
+reads the same sources for continued pre-training (`electra-tf pretrain --init`),
+keeping the replaced-token head and a trained generator where the source has them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import numpy as np
+
+from electra_tf.config import ConfigError, load_recipe
+from electra_tf.data.vocabulary import read_vocabulary, special_ids
+from electra_tf.models.encoder import ElectraEncoder
+
+__all__ = [
+    "Initialization",
+    "load_initialization",
+    "load_warm_start",
+    "vocabulary_of",
+    "CONFIG_ASSET",
+]
+
+CONFIG_ASSET = "electra_config.json"  # written into exports' assets.extra/
+
+
+@dataclasses.dataclass
+class Initialization:
+    """An encoder's sizes and weights, and the vocabulary that goes with them."""
+
+    source: str
+    encoder_config: dict
+    weights: list | None  # None: random initialization
+    vocab_file: str
+    lower_case: bool = True
+
+    @classmethod
+    def from_encoder(cls, source, encoder, vocab_file, lower_case: bool = True):
+        """The initialization holding a copy of `encoder`'s sizes and weights."""
+        config = encoder.get_config()
+        config.pop("name", None)
+        weights = [np.asarray(w.numpy()) for w in encoder.weights]
+        return cls(str(source), config, weights, str(vocab_file), lower_case)
+
+    @property
+    def special_ids(self) -> dict[str, int]:
+        return special_ids(read_vocabulary(self.vocab_file))
+
+    def build_encoder(self, dropout: float | None = None) -> ElectraEncoder:
+        config = dict(self.encoder_config)
+        if dropout is not None:
+            config["dropout"] = dropout
+        config.pop("name", None)
+        encoder = ElectraEncoder(name="encoder", **config)
+        encoder.build()
+        if self.weights is not None:
+            for variable, value in zip(encoder.weights, self.weights, strict=True):
+                variable.assign(value)
+        return encoder
+
+
+def _from_encoder(source, encoder, vocab_file, lower_case=True) -> Initialization:
+    return Initialization.from_encoder(source, encoder, vocab_file, lower_case)
+
+
+def _need_vocab(vocab_file, source):
+    if not vocab_file or not Path(vocab_file).exists():
+        raise ConfigError(
+            f"Initialization {source} needs a vocabulary: pass --vocab-file (vocab.txt)."
+        )
+    return vocab_file
+
+
+def _is_checkpoint(path: Path) -> bool:
+    return path.is_dir() and ((path / "state.json").exists() or (path / "checkpoints").exists())
+
+
+def _is_hugging_face(path: Path) -> bool:
+    return path.is_dir() and (
+        (path / "model.safetensors").exists() or (path / "pytorch_model.bin").exists()
+    )
+
+
+def load_warm_start(spec: str, vocab_file: str | None = None):
+    """A `WarmStart` for continued pre-training from any source `load_initialization` reads.
+
+    - a run or checkpoint of this package: the discriminator (encoder and head) and, unless
+      it was imported without one, its generator;
+    - a Hugging Face ELECTRA folder: the discriminator with its head (no generator);
+    - a Hugging Face BERT folder, an export, a preset or a TF1 checkpoint: the encoder.
+    """
+    from electra_tf.pretraining.warm_start import WarmStart
+
+    path = Path(spec)
+    if _is_checkpoint(path):
+        from electra_tf.pretraining.checkpoint import find_checkpoint, load_pretrainer
+
+        model = load_pretrainer(path)
+        if vocab_file:
+            from electra_tf.serving.conversion import with_vocabulary
+
+            model = with_vocabulary(model, vocab_file)
+        state = json.loads((find_checkpoint(path) / "state.json").read_text())
+        imported = state.get("import_report") or {}
+        return WarmStart.from_pretrainer(
+            spec,
+            model,
+            with_head=imported.get("discriminator_head", True),
+            with_generator=imported.get("generator", True),
+        )
+    if _is_hugging_face(path):
+        from electra_tf.serving.conversion import (
+            hugging_face_vocabulary,
+            import_hugging_face,
+            with_vocabulary,
+        )
+
+        model = import_hugging_face(path)
+        found, lower = hugging_face_vocabulary(path)
+        model = with_vocabulary(model, _need_vocab(vocab_file or found, spec), lower)
+        has_head = model.import_report["discriminator_head"]
+        return WarmStart.from_pretrainer(spec, model, with_head=has_head, with_generator=False)
+    init = load_initialization(spec, vocab_file)
+    if init.weights is None:
+        raise ConfigError(f"{spec} holds no weights to continue from.")
+    return WarmStart(
+        source=spec,
+        encoder_config=dict(init.encoder_config),
+        encoder_weights=list(init.weights),
+        vocab_file=init.vocab_file,
+        lower_case=init.lower_case,
+    )
+
+
+def vocabulary_of(spec) -> tuple[str, bool | None]:
+    """(vocab.txt, lower_case) of a vocabulary file or of a source that records one.
+
+    A plain vocab.txt gives no casing (None); a run, checkpoint, Hugging Face folder or
+    export gives the casing it was trained with.
+    """
+    path = Path(spec)
+    if path.is_file():
+        return str(path), None
+    if _is_checkpoint(path):
+        from electra_tf.pretraining.checkpoint import read_checkpoint_config
+
+        data = read_checkpoint_config(path).data
+        return _need_vocab(data.vocab_file, spec), data.lower_case
+    if _is_hugging_face(path) or (path / "vocab.txt").exists():
+        from electra_tf.serving.conversion import hugging_face_vocabulary
+
+        found, lower = hugging_face_vocabulary(path)
+        return _need_vocab(found, spec), lower
+    init = load_initialization(str(spec))
+    return init.vocab_file, init.lower_case
+
+
+def load_initialization(spec: str, vocab_file: str | None = None) -> Initialization:
+    """Reads an initialization source (see the module docstring)."""
+    if spec.startswith("scratch:"):
+        config = load_recipe(spec.split(":", 1)[1])
+        vocab = _need_vocab(vocab_file, spec)
+        encoder_config = config.model.discriminator().to_dict()
+        encoder_config["vocabulary_size"] = len(read_vocabulary(vocab))
+        return Initialization(spec, encoder_config, None, str(vocab))
+    path = Path(spec)
+    if not path.exists():
+        raise ConfigError(f"Initialization {spec} does not exist.")
+    if _is_checkpoint(path):
+        from electra_tf.pretraining.checkpoint import load_pretrainer
+
+        model = load_pretrainer(path)
+        vocab = _need_vocab(vocab_file or model.config.data.vocab_file, spec)
+        lower = model.config.data.lower_case
+        return _from_encoder(spec, model.discriminator.encoder, vocab, lower)
+    if path.is_dir() and (path / "saved_model.pb").exists():
+        return _from_saved_model(path, vocab_file)
+    if path.is_dir() and (path / "config.json").exists() and (path / "metadata.json").exists():
+        from electra_tf.serving.keras_hub_preset import read_keras_hub_preset
+
+        encoder = read_keras_hub_preset(path)
+        vocab = vocab_file or next(iter(path.glob("assets/tokenizer/vocabulary.txt")), None)
+        return _from_encoder(spec, encoder, _need_vocab(vocab, spec))
+    if _is_hugging_face(path):
+        from electra_tf.serving.conversion import hugging_face_vocabulary, import_hugging_face
+
+        model = import_hugging_face(path)
+        found, lower = hugging_face_vocabulary(path)
+        vocab = _need_vocab(vocab_file or found, spec)
+        return _from_encoder(spec, model.discriminator.encoder, vocab, lower)
+    if str(path).endswith(".index") or Path(f"{spec}.index").exists() or path.is_dir():
+        from electra_tf.serving.conversion import import_reference_checkpoint
+
+        model = import_reference_checkpoint(str(spec).removesuffix(".index"))
+        return _from_encoder(spec, model.discriminator.encoder, _need_vocab(vocab_file, spec))
+    raise ConfigError(
+        f"{spec} is not a checkpoint, export, preset or weights folder this package can read."
+    )
+
+
+def _from_saved_model(path: Path, vocab_file):
+    import tensorflow as tf
+
+    config_file = path / "assets.extra" / CONFIG_ASSET
+    if not config_file.exists():
+        raise ConfigError(
+            f"{path} has no assets.extra/{CONFIG_ASSET}; only SavedModels exported by electra-tf "
+            "can initialize fine-tuning (use a checkpoint or released weights otherwise)."
+        )
+    saved = json.loads(config_file.read_text())
+    encoder = ElectraEncoder(name="encoder", **saved["encoder"])
+    encoder.build()
+    reader = tf.train.load_checkpoint(str(path / "variables" / "variables"))
+    for i, weight in enumerate(encoder.weights):
+        key = f"encoder_weights/{i}/.ATTRIBUTES/VARIABLE_VALUE"
+        if not reader.has_tensor(key):
+            raise ConfigError(
+                f"{path} lacks the encoder weight {key}; re-export it with electra-tf."
+            )
+        weight.assign(reader.get_tensor(key))
+    # A serving export carries its vocabulary; a TF-Hub encoder's is in its preprocessor.
+    vocab = vocab_file or next(
+        (
+            p
+            for p in (
+                path / "assets" / "vocab.txt",
+                path.parent / "preprocessor" / "assets" / "vocab.txt",
+            )
+            if p.exists()
+        ),
+        None,
+    )
+    return _from_encoder(
+        str(path), encoder, _need_vocab(vocab, path), saved.get("lower_case", True)
+    )

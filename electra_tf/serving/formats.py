@@ -1,0 +1,163 @@
+"""Every export format behind one call, and a release that writes and checks them all.
+
+`export_model(model, out, format)` writes one format:
+
+- `serving`: a TF Serving SavedModel, `OUT/<model_name>/<version>/`;
+- `hub`: the TF-Hub-style `encoder/` and `preprocessor/` pair;
+- `keras-hub`: a keras-hub `ElectraBackbone` preset;
+- `hugging-face`: `discriminator/` and `generator/` folders transformers loads;
+- `reference`: a TF1 checkpoint with the reference code's variable names.
+
+`write_release(model, out)` (`electra-tf export --format all`) writes the
+serving, hub and keras-hub formats side by side, loads each back the way its
+consumers load it, and compares it with the Keras discriminator on a few
+sentences: the id-based exports must agree within 1e-5 (keras-hub uses
+tanh-approximate GELU, so its difference is reported, not required).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = ["FORMATS", "export_model", "write_release", "RELEASE_TOLERANCE"]
+
+FORMATS = ("serving", "hub", "keras-hub", "hugging-face", "reference", "all")
+RELEASE_TOLERANCE = 1e-5  # largest difference an id-based export may have from Keras
+
+
+def export_model(
+    model,
+    out,
+    format: str = "serving",
+    *,
+    vocab_file=None,
+    model_name: str = "electra",
+    version: int = 1,
+    seq_length: int = 128,
+    lower_case: bool | None = None,
+):
+    """Writes `model` (a pretrainer) in one of `FORMATS`; returns what was written.
+
+    `vocab_file` and `lower_case` default to what the model's config records.
+    """
+    from electra_tf.config import ConfigError
+    from electra_tf.pretraining.checkpoint import first_nonfinite_weight
+
+    bad = first_nonfinite_weight(model)
+    if bad is not None:
+        raise ConfigError(
+            f"The checkpoint's weight {bad} is not finite, so nothing was exported; export an "
+            "earlier checkpoint (a step-N folder of the run)."
+        )
+    vocab = vocab_file or model.config.data.vocab_file
+    lower_case = model.config.data.lower_case if lower_case is None else lower_case
+    out = Path(out)
+    if format == "serving":
+        from electra_tf.serving.saved_model import export_for_serving
+
+        return export_for_serving(
+            model,
+            out,
+            vocab_file=vocab,
+            model_name=model_name,
+            version=version,
+            seq_length=seq_length,
+            lower_case=lower_case,
+        )
+    if format == "hub":
+        from electra_tf.serving.hub import export_hub
+
+        return export_hub(
+            model, out, vocab_file=vocab, seq_length=seq_length, lower_case=lower_case
+        )
+    if format == "keras-hub":
+        from electra_tf.serving.keras_hub_preset import write_keras_hub_preset
+
+        return write_keras_hub_preset(model, out, vocab_file=vocab, lower_case=lower_case)
+    if format == "hugging-face":
+        from electra_tf.serving.conversion import export_hugging_face
+
+        return export_hugging_face(model, out)
+    if format == "reference":
+        from electra_tf.serving.conversion import export_reference_checkpoint
+
+        return export_reference_checkpoint(model, out / "model.ckpt")
+    if format == "all":
+        return write_release(
+            model,
+            out,
+            vocab_file=vocab,
+            model_name=model_name,
+            version=version,
+            seq_length=seq_length,
+            lower_case=lower_case,
+        )
+    raise ConfigError(f"Unknown export format {format!r}: choose one of {', '.join(FORMATS)}.")
+
+
+def write_release(
+    model,
+    out,
+    *,
+    vocab_file=None,
+    model_name: str = "electra",
+    version: int = 1,
+    seq_length: int = 128,
+    lower_case: bool | None = None,
+) -> dict:
+    """Writes the serving, hub and keras-hub formats into `out/` and checks each one.
+
+    Returns:
+        {"serving", "hub", "keras_hub": folders, "max_abs_difference_vs_keras": {format:
+        difference}, "verified": whether the id-based exports agree within
+        `RELEASE_TOLERANCE`}.
+    """
+    import keras_hub
+    import numpy as np
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401  (the text signatures' ops)
+
+    from electra_tf.config import ConfigError
+    from electra_tf.serving.hub import export_hub
+    from electra_tf.serving.keras_hub_preset import write_keras_hub_preset
+    from electra_tf.serving.saved_model import export_for_serving
+
+    vocab = vocab_file or model.config.data.vocab_file
+    lower_case = model.config.data.lower_case if lower_case is None else lower_case
+    if not vocab:
+        raise ConfigError("The checkpoint's config names no vocabulary file; give --vocab-file.")
+    out = Path(out)
+    common = dict(vocab_file=vocab, seq_length=seq_length, lower_case=lower_case)
+    serving = export_for_serving(
+        model, out / "serving", model_name=model_name, version=version, **common
+    )
+    encoder_dir, preprocessor_dir = export_hub(model, out / "hub", **common)
+    preset = write_keras_hub_preset(
+        model, out / "keras_hub", vocab_file=vocab, lower_case=lower_case
+    )
+
+    sentences = tf.constant(["The markets rallied today.", "A new film opens this week."])
+    preprocessor = tf.saved_model.load(str(preprocessor_dir))
+    ids = {k: tf.cast(v, tf.int32) for k, v in preprocessor(sentences).items()}
+    ours_inputs = {
+        "token_ids": ids["input_word_ids"],
+        "padding_mask": ids["input_mask"],
+        "segment_ids": ids["input_type_ids"],
+    }
+    ours = model.discriminator.encoder(ours_inputs, training=False).numpy()
+    served = tf.saved_model.load(str(serving)).signatures["serving_default"](**ids)
+    encoder = tf.saved_model.load(str(encoder_dir))
+    backbone = keras_hub.models.ElectraBackbone.from_preset(str(preset))
+    theirs = np.asarray(backbone(ours_inputs)["sequence_output"])
+    checks = {
+        "serving": float(np.abs(served["sequence_output"].numpy() - ours).max()),
+        "hub_encoder": float(np.abs(encoder(ids)["sequence_output"].numpy() - ours).max()),
+        "keras_hub_tanh_gelu": float(np.abs(theirs - ours).max()),
+    }
+    return {
+        "serving": str(serving),
+        "hub": [str(encoder_dir), str(preprocessor_dir)],
+        "keras_hub": str(preset),
+        "max_abs_difference_vs_keras": checks,
+        "verified": all(checks[name] <= RELEASE_TOLERANCE for name in ("serving", "hub_encoder")),
+    }

@@ -1,0 +1,46 @@
+"""Every initialization source gives the same encoder weights."""
+
+import numpy as np
+import pytest
+
+from electra_tf.config import ConfigError
+from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
+from electra_tf.finetuning.initialization import load_initialization
+
+
+def test_initialization_sources_agree(tmp_path):
+    from helpers import tiny_config
+
+    from electra_tf.pretraining.checkpoint import save_pretrainer
+    from electra_tf.pretraining.pretrainer import ElectraPretrainer
+    from electra_tf.serving.conversion import export_hugging_face
+    from electra_tf.serving.hub import export_hub
+    from electra_tf.serving.keras_hub_preset import write_keras_hub_preset
+    from electra_tf.serving.saved_model import export_for_serving
+
+    vocab = write_vocabulary(
+        list(SPECIAL_TOKENS) + [f"w{i}" for i in range(59)], tmp_path / "v.txt"
+    )
+    model = ElectraPretrainer(tiny_config(f"data.vocab_file={vocab}", "model.num_layers=2"))
+    save_pretrainer(model, tmp_path / "run")
+    export_for_serving(model, tmp_path / "serving", vocab_file=vocab, warmup=False)
+    export_hub(model, tmp_path / "hub", vocab_file=vocab, with_mlm=False)
+    write_keras_hub_preset(model, tmp_path / "preset", vocab_file=vocab)
+    hf = export_hugging_face(model, tmp_path / "hf")
+    expected = [w.numpy() for w in model.discriminator.encoder.weights]
+    sources = [
+        tmp_path / "run",
+        tmp_path / "serving" / "electra" / "1",
+        tmp_path / "hub" / "encoder",
+        tmp_path / "preset",
+        hf["discriminator"],
+    ]
+    for source in sources:
+        init = load_initialization(str(source), vocab_file=str(vocab))
+        assert len(init.weights) == len(expected), source
+        for got, want in zip(init.weights, expected):
+            np.testing.assert_allclose(got, want, atol=1e-6, err_msg=str(source))
+    scratch = load_initialization("scratch:tiny", vocab_file=str(vocab))
+    assert scratch.weights is None and scratch.encoder_config["vocabulary_size"] == 64
+    with pytest.raises(ConfigError, match="needs a vocabulary"):
+        load_initialization("scratch:tiny")

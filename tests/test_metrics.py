@@ -1,0 +1,54 @@
+"""The metrics against answers worked out by hand."""
+
+import numpy as np
+import pytest
+
+from electra_tf import metrics
+
+
+def test_classification_metrics_by_hand():
+    labels = [1, 1, 1, 0, 0, 0, 0, 1]
+    predictions = [1, 1, 0, 0, 0, 1, 0, 1]
+    # tp=3 fn=1 fp=1 tn=3
+    assert metrics.accuracy(labels, predictions) == 6 / 8
+    assert metrics.f1_binary(labels, predictions) == pytest.approx(2 * 3 / (2 * 3 + 1 + 1))
+    assert metrics.matthews_corrcoef(labels, predictions) == pytest.approx((9 - 1) / 16)
+    assert metrics.matthews_corrcoef([1, 1, 0], [1, 1, 1]) == 0.0  # undefined: 0
+    assert metrics.f1_binary([0, 0], [0, 0]) == 0.0
+
+
+def test_correlations_by_hand():
+    x, y = [1.0, 2.0, 3.0, 4.0], [2.0, 4.0, 5.0, 9.0]
+    # Pearson: centred x = (-1.5 -.5 .5 1.5), y = (-3 -1 0 4): sum xy = 4.5+.5+0+6 = 11,
+    # sum x^2 = 5, sum y^2 = 26.
+    assert metrics.pearson(x, y) == pytest.approx(11 / np.sqrt(5 * 26))
+    assert metrics.spearman(x, y) == pytest.approx(1.0)
+    # Ties share the average rank: y ranks (1, 2.5, 2.5, 4).
+    assert metrics.spearman([1, 2, 3, 4], [0, 5, 5, 9]) == pytest.approx(
+        metrics.pearson([1, 2, 3, 4], [1, 2.5, 2.5, 4])
+    )
+    assert metrics.spearman([3, 1, 2], [1, 3, 2]) == pytest.approx(-1.0)
+
+
+def test_squad_metrics_with_normalization_and_no_answers():
+    assert metrics.normalize_answer("The  Denver Broncos!") == "denver broncos"
+    assert metrics.squad_exact_match("denver broncos", ["The Denver Broncos."]) == 1.0
+    # F1: prediction "the broncos won" -> [broncos, won]; gold "Denver Broncos" -> [denver,
+    # broncos]; one common token: P = 1/2, R = 1/2, F1 = 1/2.
+    assert metrics.squad_f1("the broncos won", ["Denver Broncos"]) == pytest.approx(0.5)
+    assert metrics.squad_f1("x", ["Denver Broncos", "x"]) == 1.0  # best gold answer
+    assert metrics.squad_exact_match("", []) == 1.0 and metrics.squad_f1("", []) == 1.0
+    assert metrics.squad_exact_match("something", []) == 0.0 and metrics.squad_f1("it", []) == 0.0
+    scores = metrics.squad_scores(
+        {"a": "Denver", "b": "", "c": "wrong"}, {"a": ["Denver"], "b": [], "c": ["right answer"]}
+    )
+    assert scores["exact"] == pytest.approx(200 / 3) and scores["HasAns_total"] == 2
+    assert scores["NoAns_exact"] == 100.0 and scores["HasAns_f1"] == pytest.approx(50.0)
+
+
+def test_roc_auc_by_hand_with_ties():
+    roc_auc = metrics.roc_auc
+    # Pairs (positive, negative): (0.5, 0.5) counts 1/2, the other three 1: 3.5 / 4.
+    assert roc_auc([0, 1, 0, 1], [0.5, 0.5, 0.2, 0.9]) == 0.875
+    assert roc_auc([1, 1, 0], [0.1, 0.2, 0.3]) == 0.0
+    assert np.isnan(roc_auc([1, 1], [0.1, 0.2]))
