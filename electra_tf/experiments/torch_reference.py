@@ -26,7 +26,12 @@ import time
 
 import numpy as np
 
-__all__ = ["reference_masks", "torch_reference_run"]
+__all__ = [
+    "reference_masks",
+    "learning_rate_factor",
+    "torch_reference_run",
+    "torch_reference_experiment",
+]
 
 
 def reference_masks(token_ids, padding_mask, special_ids, mask_rate, max_predictions, generator):
@@ -57,6 +62,16 @@ def reference_masks(token_ids, padding_mask, special_ids, mask_rate, max_predict
     scores = torch.where(candidates, scores, torch.full_like(scores, -1.0))
     rank = scores.argsort(-1, descending=True).argsort(-1)
     return (rank < counts[:, None]) & candidates
+
+
+def learning_rate_factor(step: int, total: int, warmup: int, power: float = 1.0) -> float:
+    """The peak rate's factor at `step` (0 for the first update), as `WarmupLinearDecay`.
+
+    (1 - step / total) ** power, times step / warmup during the warmup: the first update
+    has rate 0, as in the reference code and in our optimizer.
+    """
+    decay = max(0.0, 1.0 - min(step, total) / max(1, total)) ** power
+    return min(step / warmup, 1.0) * decay if warmup > 0 else decay
 
 
 def _read(files, sequence_length):
@@ -93,8 +108,8 @@ def torch_reference_run(config, eval_every: int = 100, threads: int = 0, log=pri
             'extras with `pip install -e ".[test]"`.'
         ) from None
     from electra_tf.data.tfrecords import resolve_files
-    from electra_tf.finetuning.metrics import roc_auc
-    from electra_tf.serving.importers import hugging_face_config
+    from electra_tf.metrics import roc_auc
+    from electra_tf.serving.conversion import hugging_face_config
 
     if config.objective.name != "electra":
         raise ConfigError(
@@ -142,13 +157,13 @@ def torch_reference_run(config, eval_every: int = 100, threads: int = 0, log=pri
         betas=(train_cfg.adam_beta_1, train_cfg.adam_beta_2),
         eps=train_cfg.adam_epsilon,
     )
-    steps, warmup = train_cfg.num_steps, max(1, train_cfg.warmup_steps)
-
-    def schedule(step):  # step counts from 0 for the first update
-        decay = max(0.0, 1.0 - step / steps) ** train_cfg.lr_decay_power
-        return min((step + 1) / warmup, 1.0) * decay
-
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
+    steps = train_cfg.num_steps
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer,
+        lambda step: learning_rate_factor(
+            step, train_cfg.num_steps, train_cfg.warmup_steps, train_cfg.lr_decay_power
+        ),
+    )
     data = config.data
     objective = config.objective
     special = [data.cls_id, data.sep_id, data.mask_id, data.pad_id]
@@ -246,3 +261,31 @@ def torch_reference_run(config, eval_every: int = 100, threads: int = 0, log=pri
         "sequence_length": length,
         "curve": curve,
     }
+
+
+def torch_reference_experiment(
+    data: str,
+    *,
+    recipe: str = "tiny",
+    overrides=(),
+    eval_every: int = 100,
+    threads: int = 0,
+    output_dir=None,
+    log=print,
+) -> dict:
+    """`torch_reference_run` of a recipe on a prepare folder; writes `torch_reference.json`
+    into `output_dir` when given."""
+    import json
+    from pathlib import Path
+
+    from electra_tf.config import load_recipe
+    from electra_tf.pretraining.run import config_for_data
+
+    config = load_recipe(recipe).override(f"data.train_files={data}", *overrides)
+    result = torch_reference_run(config_for_data(config), eval_every, threads, log)
+    if output_dir:
+        out = Path(output_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "torch_reference.json").write_text(json.dumps(result, indent=2) + "\n")
+        log(f"[torch-reference] wrote {out / 'torch_reference.json'}")
+    return result

