@@ -34,10 +34,11 @@ __all__ = [
     "TfdsSource",
     "split_sentences",
     "read_documents",
+    "corpus_sources",
 ]
 
 TEXT_SUFFIXES = (".txt", ".text", ".md", ".rst", ".jsonl", ".json", ".raw", ".tokens", "")
-MAX_LINE_BYTES = 1_000_000  # a "line" longer than this is not sentence text: skipped, counted
+MAX_LINE_BYTES = 1_000_000  # a longer "line" is split at spaces into pieces of about this size
 
 
 class CorpusError(ValueError):
@@ -53,6 +54,7 @@ class CorpusStats:
     sentences: int = 0
     characters: int = 0
     skipped: collections.Counter = dataclasses.field(default_factory=collections.Counter)
+    skipped_files: list = dataclasses.field(default_factory=list)  # binary or unreadable
 
     def skip(self, reason: str, count: int = 1) -> None:
         self.skipped[reason] += count
@@ -64,6 +66,7 @@ class CorpusStats:
             "sentences": self.sentences,
             "characters": self.characters,
             "skipped": dict(sorted(self.skipped.items())),
+            "skipped_files": list(self.skipped_files),
         }
 
 
@@ -160,29 +163,70 @@ def _open_binary(path: Path):
     return open(path, "rb")
 
 
+def _looks_binary(head: bytes) -> bool:
+    """Whether the first bytes of a file are not text: a NUL byte, or mostly not UTF-8."""
+    if not head:
+        return False
+    if b"\x00" in head:
+        return True
+    decoded = head.decode("utf-8", errors="replace")
+    return decoded.count("\ufffd") > 0.1 * max(len(decoded), 1)
+
+
+def _split_long(raw: bytes) -> tuple[bytes, bytes]:
+    """(a piece ending after the last space, or at the last whole UTF-8 character; the rest)."""
+    cut = raw.rfind(b" ") + 1
+    if cut <= 0:
+        cut = len(raw)
+        for back in range(4):  # a UTF-8 character is at most 4 bytes
+            try:
+                raw[: len(raw) - back].decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            cut = len(raw) - back
+            break
+    return raw[:cut], raw[cut:]
+
+
 def _read_lines(path: Path, stats: CorpusStats):
-    """Decoded lines of a (possibly compressed) file; bad lines are skipped and counted."""
+    """Decoded lines of a (possibly compressed) text file.
+
+    A file that is not text (a NUL byte or mostly undecodable bytes at its start) is
+    skipped whole and listed in `stats.skipped_files`; a line that is not UTF-8 is
+    skipped and counted; a line longer than `MAX_LINE_BYTES` is split at spaces into
+    pieces of at most that length (counted as `long_lines_split`).
+    """
     try:
         handle = _open_binary(path)
     except OSError:
         stats.skip("unreadable_files")
+        stats.skipped_files.append(str(path))
         return
-    empty = True
     with handle:
+        try:
+            head = handle.peek(8192)[:8192] if hasattr(handle, "peek") else b""
+        except (OSError, EOFError):
+            head = b""
+        if _looks_binary(head):
+            stats.skip("binary_files")
+            stats.skipped_files.append(str(path))
+            return
+        empty, carry = True, b""
         while True:
             try:
                 raw = handle.readline(MAX_LINE_BYTES + 1)
             except (OSError, EOFError):
                 stats.skip("truncated_or_corrupt_files")
+                stats.skipped_files.append(str(path))
                 return
-            if not raw:
+            if not raw and not carry:
                 break
+            raw, carry = carry + raw, b""
             empty = False
-            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                while raw and not raw.endswith(b"\n"):  # drop the rest of the over-long line
-                    raw = handle.readline(MAX_LINE_BYTES + 1)
-                stats.skip("lines_too_long")
-                continue
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):  # the line goes on
+                head, rest = _split_long(raw[:MAX_LINE_BYTES])
+                raw, carry = head, rest + raw[MAX_LINE_BYTES:]
+                stats.skip("long_lines_split")
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError:
@@ -191,6 +235,12 @@ def _read_lines(path: Path, stats: CorpusStats):
             yield line.rstrip("\r\n")
     if empty:
         stats.skip("empty_files")
+
+
+def _outside(files, folders) -> list[Path]:
+    """The files that are not inside any of `folders`."""
+    folders = [Path(f).resolve() for f in folders]
+    return [f for f in files if not any(Path(f).resolve().is_relative_to(d) for d in folders)]
 
 
 def _text_files(paths, what: str) -> list[Path]:
@@ -204,7 +254,7 @@ def _text_files(paths, what: str) -> list[Path]:
                 p
                 for p in path.rglob("*")
                 if p.is_file()
-                and not p.name.startswith(".")
+                and not any(part.startswith(".") for part in p.relative_to(path).parts)
                 and p.suffix.lower().removesuffix(".gz") in TEXT_SUFFIXES + (".gz", ".bz2")
             )
             if not found:
@@ -228,6 +278,10 @@ class TextSource:
         if self.layout not in ("lines", "files"):
             raise CorpusError(f"Unknown text layout {self.layout!r}: use 'lines' or 'files'.")
         self.files = _text_files(self.paths, "*.txt, *.gz, *.bz2 or files without a suffix")
+
+    def exclude(self, folders) -> None:
+        """Leaves out the files inside `folders` (a prepare's own output, say)."""
+        self.files = _outside(self.files, folders)
 
     def documents(self, stats: CorpusStats):
         for path in self.files:
@@ -259,6 +313,10 @@ class JsonlSource:
 
     def __post_init__(self):
         self.files = _text_files(self.paths, "*.jsonl")
+
+    def exclude(self, folders) -> None:
+        """Leaves out the files inside `folders` (a prepare's own output, say)."""
+        self.files = _outside(self.files, folders)
 
     def documents(self, stats: CorpusStats):
         for path in self.files:
@@ -348,3 +406,50 @@ def read_documents(sources, stats: CorpusStats, max_documents: int | None = None
             yield document
             if max_documents is not None and stats.documents >= max_documents:
                 return
+
+
+def corpus_sources(
+    inputs=(),
+    *,
+    layout: str = "lines",
+    jsonl_field: str | None = None,
+    tfds: str | None = None,
+    tfds_split: str = "train",
+    tfds_feature: str = "text",
+    tfds_data_dir: str | None = None,
+    download: bool = True,
+) -> list:
+    """The sources `electra-tf prepare` reads, checked up front.
+
+    Args:
+        inputs: text or JSONL files and folders. With `jsonl_field` all are read as
+            JSON Lines under that field; otherwise `.jsonl` files (also `.gz`, `.bz2`)
+            are JSON Lines with a `text` field and the rest text in `layout`.
+        layout: "lines" or "files" (see the module docstring).
+        tfds, tfds_split, tfds_feature, tfds_data_dir, download: a TFDS dataset to read.
+    """
+    sources = []
+    inputs = list(inputs)
+    if inputs:
+        if jsonl_field:
+            sources.append(JsonlSource(inputs, field=jsonl_field))
+        else:
+            jsonl = [p for p in inputs if str(p).endswith((".jsonl", ".jsonl.gz", ".jsonl.bz2"))]
+            text = [p for p in inputs if p not in jsonl]
+            if jsonl:
+                sources.append(JsonlSource(jsonl))
+            if text:
+                sources.append(TextSource(text, layout=layout))
+    if tfds:
+        sources.append(
+            TfdsSource(
+                tfds,
+                split=tfds_split,
+                feature=tfds_feature,
+                data_dir=tfds_data_dir,
+                download=download,
+            )
+        )
+    if not sources:
+        raise CorpusError("Nothing to read: pass --input PATH (repeatable) or --tfds NAME.")
+    return sources

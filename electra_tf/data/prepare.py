@@ -4,25 +4,31 @@
 
 1. the vocabulary: a given vocab.txt (checked), or one learned from the corpus
    with tensorflow-text's WordPiece learner;
-2. documents are read, split into sentences, tokenized in the graph
+2. documents are read (one whose text repeats an earlier one exactly is dropped
+   and counted), split into sentences, tokenized in the graph
    (`ElectraTokenizer`) and packed as the reference builder does (`ExampleBuilder`);
-3. examples are written in order into shards of `examples_per_shard`; each
-   shard is written under a temporary name and renamed when complete, so an
-   interrupted run never leaves a truncated shard under a final name;
+3. examples are written in order into shards of `examples_per_shard`;
 4. `manifest.json` lists the shards with their example counts, the
    vocabulary and its special ids; `unigram_counts.npy` holds token
    frequencies (for the unigram-generator ablation); `prepare_report.json`
    holds what was read and skipped, and the timing.
 
-Everything written is a deterministic function of the input and the seed:
-re-running on the same input gives byte-identical shards.
+Everything is written into a hidden scratch folder beside the output and moved into
+place only when shards, vocabulary, counts, manifest and report are complete, so an
+interrupted or failed run leaves the previous output exactly as it was; the output
+folder (and the scratch) is never read as input. What is written is a deterministic
+function of the input and the seed: re-running on the same input gives byte-identical
+shards.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import itertools
 import json
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -127,12 +133,22 @@ def _vocabulary(
                 if count >= vocab_sentences:
                     return
 
-    tokens = learn_vocabulary(sentences(), vocabulary_size, lower_case, strip_accents)
-    if len(tokens) <= 5:
-        raise CorpusError(
-            "No usable text to learn a vocabulary from "
-            f"(read {stats.files} files, skipped {dict(stats.skipped) or 'nothing'})."
+    stream = sentences()
+    first = next(stream, None)
+    nothing = (
+        "No usable text to learn a vocabulary from "
+        f"(read {stats.files} files, skipped {dict(stats.skipped) or 'nothing'})."
+    )
+    if first is None:
+        raise CorpusError(nothing)
+    try:
+        tokens = learn_vocabulary(
+            itertools.chain([first], stream), vocabulary_size, lower_case, strip_accents
         )
+    except (StopIteration, RuntimeError, ValueError):  # the learner found no word to count
+        raise CorpusError(nothing) from None
+    if len(tokens) <= 5:
+        raise CorpusError(nothing)
     write_vocabulary(tokens, target)
     return tokens
 
@@ -151,6 +167,7 @@ def prepare_corpus(
     max_documents: int | None = None,
     vocab_sentences: int = 1_000_000,
     progress: bool = True,
+    deduplicate: bool = True,
 ) -> PrepareResult:
     """Writes a data folder for `electra-tf pretrain` (see the module docstring).
 
@@ -166,13 +183,111 @@ def prepare_corpus(
         max_documents: read at most this many documents.
         vocab_sentences: sentences used to learn a vocabulary.
         progress: show a progress bar.
+        deduplicate: drop documents whose text repeats an earlier one exactly (counted
+            as `duplicate_documents` in the report's skipped counts), so a held-out shard
+            never shares a document with the training shards.
 
     Returns:
         `PrepareResult`.
+
+    Raises:
+        CorpusError: no usable text, an output folder holding other files, or a write
+            that failed (disk full, read-only); the previous output is left as it was.
     """
     started = time.perf_counter()
     output_dir = Path(output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
+    _check_replaceable(output_dir)
+    scratch = output_dir.with_name(f".{output_dir.name}.prepare-tmp")
+    shutil.rmtree(scratch, ignore_errors=True)
+    for source in sources:  # the output is never read as input
+        if hasattr(source, "exclude"):
+            source.exclude(
+                [output_dir, scratch, output_dir.with_name(f".{output_dir.name}.prepare-old")]
+            )
+    try:
+        scratch.mkdir(parents=True)
+        result = _prepare_into(
+            scratch,
+            sources,
+            vocab_file=vocab_file,
+            vocabulary_size=vocabulary_size,
+            lower_case=lower_case,
+            strip_accents=strip_accents,
+            sequence_length=sequence_length,
+            seed=seed,
+            examples_per_shard=examples_per_shard,
+            max_documents=max_documents,
+            vocab_sentences=vocab_sentences,
+            progress=progress,
+            deduplicate=deduplicate,
+        )
+    except (OSError, tf.errors.OpError) as error:
+        shutil.rmtree(scratch, ignore_errors=True)
+        reason = getattr(error, "strerror", None) or getattr(error, "message", None) or error
+        kept = "the previous output is unchanged" if output_dir.exists() else "nothing was kept"
+        raise CorpusError(
+            f"Could not write the data folder {output_dir} ({reason}); free space or choose a "
+            f"writable --output-dir ({kept})."
+        ) from None
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    _swap_into_place(scratch, output_dir)
+    manifest = dataclasses.replace(result.manifest, folder=str(output_dir))
+    return dataclasses.replace(result, manifest=manifest, seconds=time.perf_counter() - started)
+
+
+#: What a prepare folder holds; a folder with anything else is not replaced.
+_OUTPUT_NAMES = ("manifest.json", "vocab.txt", UNIGRAM_FILE, "prepare_report.json")
+
+
+def _check_replaceable(output_dir: Path) -> None:
+    if not output_dir.exists():
+        return
+    if not output_dir.is_dir():
+        raise CorpusError(f"--output-dir {output_dir} is a file; choose a folder.")
+    foreign = sorted(
+        p.name
+        for p in output_dir.iterdir()
+        if p.name not in _OUTPUT_NAMES
+        and not (p.name.startswith("pretrain-") and ".tfrecord" in p.name)
+        and not p.name.endswith(".tmp")
+    )
+    if foreign:
+        raise CorpusError(
+            f"{output_dir} holds files prepare did not write ({', '.join(foreign[:3])}"
+            f"{', ...' if len(foreign) > 3 else ''}); choose an empty or new --output-dir."
+        )
+
+
+def _swap_into_place(scratch: Path, output_dir: Path) -> None:
+    """Moves the finished `scratch` to `output_dir`, replacing a previous output."""
+    old = output_dir.with_name(f".{output_dir.name}.prepare-old")
+    shutil.rmtree(old, ignore_errors=True)
+    if output_dir.exists():
+        os.replace(output_dir, old)
+    os.replace(scratch, output_dir)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _prepare_into(
+    output_dir: Path,
+    sources,
+    *,
+    vocab_file,
+    vocabulary_size,
+    lower_case,
+    strip_accents,
+    sequence_length,
+    seed,
+    examples_per_shard,
+    max_documents,
+    vocab_sentences,
+    progress,
+    deduplicate,
+) -> PrepareResult:
+    """`prepare_corpus`'s work, written into the (scratch) folder `output_dir`."""
+    started = time.perf_counter()
     strip = lower_case if strip_accents is None else strip_accents
     tokens = _vocabulary(
         sources,
@@ -190,8 +305,6 @@ def prepare_corpus(
     )
     tokenize = tf.function(tokenizer.tokenize, input_signature=[tf.TensorSpec([None], tf.string)])
     builder = ExampleBuilder(sequence_length, ids["cls"], ids["sep"], seed=seed, pad_id=ids["pad"])
-    for stale in output_dir.glob("pretrain-*.tfrecord*"):
-        stale.unlink()
     writer = ShardWriter(output_dir, examples_per_shard)
     unigram = np.zeros(len(tokens), np.int64)
     stats = CorpusStats()
@@ -225,8 +338,15 @@ def prepare_corpus(
             bar.set_postfix(tokens=f"{total_tokens:,}", examples=f"{examples:,}", refresh=False)
 
     buffer, buffered = [], 0
+    seen: set[bytes] = set()
     try:
         for document in read_documents(sources, stats, max_documents):
+            if deduplicate:
+                digest = hashlib.blake2b("\n".join(document).encode("utf-8"), digest_size=16)
+                if digest.digest() in seen:
+                    stats.skip("duplicate_documents")
+                    continue
+                seen.add(digest.digest())
             buffer.append(document)
             buffered += len(document)
             if buffered >= 4096:

@@ -139,6 +139,9 @@ class Manifest:
 def resolve_files(spec: str) -> tuple[list[str], list[int] | None, Manifest | None]:
     """Files named by `spec`: a prepare folder, or comma-separated files and globs.
 
+    Files given one by one (or by glob) that a `manifest.json` beside them lists get
+    that manifest and its example counts, so their vocabulary is known too.
+
     Returns:
         (files, per-file example counts or None when unknown, manifest or None).
     """
@@ -167,9 +170,32 @@ def resolve_files(spec: str) -> tuple[list[str], list[int] | None, Manifest | No
     for part in parts:
         matches = sorted(glob.glob(part))
         if not matches:
-            raise DataError(f"No file matches {part!r}; check the path or glob.")
+            stale = Path(part).parent.with_name(f".{Path(part).parent.name}.prepare-old")
+            hint = (
+                f"; {stale} holds the folder's previous contents (an interrupted prepare): "
+                "rename it back or run prepare again"
+                if stale.exists()
+                else ""
+            )
+            raise DataError(f"No file matches {part!r}; check the path or glob{hint}.")
         files.extend(matches)
-    return files, None, None
+    return files, *_manifest_beside(files)
+
+
+def _manifest_beside(files) -> tuple[list[int] | None, Manifest | None]:
+    """(counts, manifest) of the `manifest.json` in the files' folder, if it lists them all."""
+    folders = {os.path.dirname(os.path.abspath(f)) for f in files}
+    if len(folders) != 1:
+        return None, None
+    folder = folders.pop()
+    if not os.path.exists(os.path.join(folder, MANIFEST)):
+        return None, None
+    manifest = Manifest.read(folder)
+    paths = (os.path.abspath(f) for f in manifest.files)
+    counts = dict(zip(paths, manifest.counts, strict=True))
+    if not all(os.path.abspath(f) in counts for f in files):
+        return None, None
+    return [counts[os.path.abspath(f)] for f in files], manifest
 
 
 def count_records(files) -> list[int]:

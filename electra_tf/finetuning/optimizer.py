@@ -10,7 +10,6 @@ level (top = L + 2 for the head, so the last layer gets `decay ** 2`);
 
 from __future__ import annotations
 
-import tensorflow as tf
 from keras import ops
 
 from electra_tf.pretraining.optimizer import ElectraAdamW
@@ -45,6 +44,9 @@ def layerwise_multipliers(model, decay: float, reference: bool = False) -> dict[
 class LayerwiseAdamW(ElectraAdamW):
     """`ElectraAdamW` whose learning rate (and hence decoupled weight decay) is scaled per variable.
 
+    `ElectraAdamW.update_step` applies the decay with the rate it is given, so scaling the
+    rate here scales both.
+
     Args:
         multipliers: `id(keras variable)` -> factor, from `layerwise_multipliers`.
         **kwargs: as `ElectraAdamW`.
@@ -67,23 +69,3 @@ class LayerwiseAdamW(ElectraAdamW):
     def update_step(self, gradient, variable, learning_rate):
         scaled = ops.multiply(ops.cast(learning_rate, variable.dtype), self._multiplier(variable))
         return super().update_step(gradient, variable, scaled)
-
-    def _apply_weight_decay(self, variables):
-        if not self.weight_decay:
-            return
-
-        def apply(distribution, variables):
-            def decay(variable):
-                if self._use_weight_decay(variable):
-                    rate = tf.cast(self.learning_rate, variable.dtype) * self._multiplier(variable)
-                    variable.assign_sub(
-                        variable * tf.cast(self.weight_decay, variable.dtype) * rate
-                    )
-
-            for variable in variables:
-                variable = getattr(variable, "value", variable)
-                distribution.extended.update(variable, decay, group=False)
-
-        tf.__internal__.distribute.interim.maybe_merge_call(
-            apply, self._distribution_strategy, variables
-        )

@@ -16,6 +16,7 @@ from __future__ import annotations
 import collections
 import csv
 import dataclasses
+import io
 import sys
 from pathlib import Path
 
@@ -47,8 +48,11 @@ class Example:
 
 @dataclasses.dataclass
 class ReadReport:
+    """What reading a task's files found: rows read, rows skipped by reason, skipped ids."""
+
     read: int = 0
     skipped: collections.Counter = dataclasses.field(default_factory=collections.Counter)
+    skipped_ids: list = dataclasses.field(default_factory=list)
 
 
 def _label(task: Task, raw: str, path, line: int):
@@ -67,6 +71,20 @@ def _label(task: Task, raw: str, path, line: int):
     return task.labels.index(raw)
 
 
+def _utf8_text(path: Path) -> str:
+    """The file's text; a byte that is not UTF-8 fails with one sentence naming its line."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        raise ConfigError(
+            f"{path}, line {line}: byte 0x{data[error.start]:02x} at column {column} is not "
+            "UTF-8; save the file as UTF-8."
+        ) from None
+
+
 def read_glue_tsv(task: Task, path, report: ReadReport | None = None) -> list[Example]:
     """Examples of a GLUE task's official TSV file (train, dev or labelled test)."""
     path = Path(path)
@@ -74,8 +92,8 @@ def read_glue_tsv(task: Task, path, report: ReadReport | None = None) -> list[Ex
     if not path.exists():
         raise ConfigError(f"{path} does not exist; download {task.name}'s GLUE data there.")
     csv.field_size_limit(sys.maxsize)
-    with open(path, encoding="utf-8", newline="") as handle:
-        rows = list(csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
+    text = _utf8_text(path)
+    rows = list(csv.reader(io.StringIO(text, newline=""), delimiter="\t", quoting=csv.QUOTE_NONE))
     if task.header:
         if not rows:
             raise ConfigError(f"{path} is empty.")

@@ -1,4 +1,5 @@
-"""Callbacks of a pre-training run: throughput, TensorBoard scalars by step, checkpoints."""
+"""Callbacks of a pre-training run: throughput, TensorBoard scalars by step, checkpoints,
+the FLOP budget, and the guard against non-finite steps."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import time
 import keras
 import tensorflow as tf
 
-__all__ = ["Throughput", "StepScalars", "StepCheckpoint", "FlopsBudget"]
+__all__ = ["Throughput", "StepScalars", "StepCheckpoint", "FlopsBudget", "NonfiniteGuard"]
 
 
 def _step(model) -> int:
@@ -83,13 +84,14 @@ class StepCheckpoint(keras.callbacks.Callback):
     def on_train_batch_end(self, batch, logs=None):
         step = _step(self.model)
         due = step % self.every == 0 or step in self.at
-        if due and step != self.last_saved:
+        if due and step != self.last_saved and not getattr(self.model, "diverged_at", None):
             self.checkpointer.save(step)
             self.last_saved = step
 
     def on_train_end(self, logs=None):
+        # A run stopped by the non-finite guard keeps its last good checkpoint as the newest.
         step = _step(self.model)
-        if step != self.last_saved:
+        if step != self.last_saved and not getattr(self.model, "diverged_at", None):
             self.checkpointer.save(step)
             self.last_saved = step
 
@@ -107,4 +109,39 @@ class FlopsBudget(keras.callbacks.Callback):
         if logs is not None:
             logs["train_flops"] = spent
         if self.budget and spent >= self.budget:
+            self.model.stop_training = True
+
+
+class NonfiniteGuard(keras.callbacks.Callback):
+    """Stops a run whose steps are not finite (their updates were not applied).
+
+    Reads the step's `nonfinite` log (1.0 when the loss or the global gradient norm
+    was not finite; `ElectraAdamW` then changed no weight). With `mode="stop"` the
+    first such step ends the run; with "skip" the run goes on and stops after
+    `max_skips` in a row. Place it before `StepCheckpoint`: a stopped run writes no
+    checkpoint of the failed step, so the newest checkpoint is the last good one.
+
+    Attributes:
+        skipped: non-finite steps seen (skipped) so far in this run.
+        failed_at: the step that stopped the run, or None.
+    """
+
+    def __init__(self, mode: str = "stop", max_skips: int = 10):
+        super().__init__()
+        self.mode = mode
+        self.max_skips = max_skips
+        self.in_a_row = 0
+        self.skipped = 0
+        self.failed_at = None
+
+    def on_train_batch_end(self, batch, logs=None):
+        if not logs or float(logs.get("nonfinite", 0.0)) == 0.0:
+            self.in_a_row = 0
+            return
+        self.in_a_row += 1
+        self.skipped += 1
+        logs["nonfinite_skipped"] = self.skipped
+        if self.mode == "stop" or self.in_a_row >= self.max_skips:
+            self.failed_at = _step(self.model)
+            self.model.diverged_at = self.failed_at
             self.model.stop_training = True

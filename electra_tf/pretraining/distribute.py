@@ -70,7 +70,10 @@ def make_strategy(train) -> tf.distribute.Strategy:
                 "train.strategy=multi_worker needs the TF_CONFIG environment variable "
                 "(the cluster and this worker's task); set it on every worker."
             )
-        return tf.distribute.MultiWorkerMirroredStrategy()
+        options = tf.distribute.experimental.CommunicationOptions(
+            timeout_seconds=train.collective_timeout
+        )
+        return tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
     if train.strategy == "tpu":
         resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=train.tpu)
         tf.config.experimental_connect_to_cluster(resolver)

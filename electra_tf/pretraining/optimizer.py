@@ -3,11 +3,13 @@
 - `WarmupLinearDecay`: lr * (1 - step / total) ** power * min(1, step / warmup),
   the reference's `polynomial_decay` times its warmup factor (0 at step 0).
 - `ElectraAdamW`: Keras AdamW (decoupled decay, scaled by the learning rate)
-  with three changes: it sums gradients across replicas *before* clipping, so
+  with four changes: it sums gradients across replicas *before* clipping, so
   global-norm clipping sees the global gradient (Keras clips each replica's
   partial gradient); LayerNorm parameters and biases are excluded from weight
-  decay; and `bias_correction=False` gives the reference's Adam without bias
-  correction.
+  decay; `bias_correction=False` gives the reference's Adam without bias
+  correction; and a step whose global gradient norm (or loss) is not finite
+  changes no weight and no moment (`apply` says so, for the run to stop or
+  skip; see `electra_tf.pretraining.callbacks.NonfiniteGuard`).
 - `build_optimizer(train_config)`: the above from a `TrainConfig`.
 """
 
@@ -83,7 +85,12 @@ class ElectraAdamW(keras.optimizers.AdamW):
 
     >>> optimizer = ElectraAdamW(learning_rate=0.1, weight_decay=0.0, clip_norm=1.0)
     >>> w = keras.Variable([3.0, 4.0], name="kernel")
-    >>> optimizer.apply([tf.constant([30.0, 40.0])], [w])  # clipped to norm 1
+    >>> bool(optimizer.apply([tf.constant([30.0, 40.0])], [w]))  # clipped to norm 1: applied
+    True
+    >>> [round(float(x), 4) for x in w.numpy()]
+    [2.9, 3.9]
+    >>> bool(optimizer.apply([tf.constant([float("nan"), 1.0])], [w]))  # not finite: skipped
+    False
     >>> [round(float(x), 4) for x in w.numpy()]
     [2.9, 3.9]
     """
@@ -118,30 +125,71 @@ class ElectraAdamW(keras.optimizers.AdamW):
         if self.no_decay_patterns:
             self.exclude_from_weight_decay(var_names=list(self.no_decay_patterns))
 
-    def apply(self, grads, trainable_variables=None):
+    def apply(self, grads, trainable_variables=None, loss=None):
+        """Sums `grads` over replicas, clips them, and updates; a non-finite step updates nothing.
+
+        Args:
+            grads, trainable_variables: as Keras's `apply`.
+            loss: the step's loss on this replica (optional); a non-finite loss on any
+                replica makes the step non-finite too.
+
+        Returns:
+            bool scalar: whether the step was finite (and applied). The step counter
+            advances either way, so the data and random streams stay aligned with it.
+        """
         grads = [
             None if g is None else tf.convert_to_tensor(g)  # IndexedSlices -> dense
             for g in grads
         ]
+        present = [g for g in grads if g is not None]
+        if not present:
+            super().apply(grads, trainable_variables)
+            return tf.constant(True)
         context = tf.distribute.get_replica_context()
+        bad_loss = tf.constant(0.0)
+        if loss is not None:
+            bad_loss = 1.0 - tf.cast(tf.math.is_finite(tf.cast(loss, tf.float32)), tf.float32)
         if context is not None and context.num_replicas_in_sync > 1:
-            present = [g for g in grads if g is not None]
-            reduced = iter(context.all_reduce(tf.distribute.ReduceOp.SUM, present))
-            grads = [None if g is None else next(reduced) for g in grads]
+            *present, bad_loss = context.all_reduce(
+                tf.distribute.ReduceOp.SUM, [*present, bad_loss]
+            )
+        norm = tf.linalg.global_norm(present)
+        finite = tf.logical_and(tf.math.is_finite(norm), tf.equal(bad_loss, 0.0))
         if self.clip_norm > 0:
-            present = [g for g in grads if g is not None]
-            clipped, _ = tf.clip_by_global_norm(present, self.clip_norm)
-            clipped = iter(clipped)
-            grads = [None if g is None else next(clipped) for g in grads]
-        return super().apply(grads, trainable_variables)
+            present, _ = tf.clip_by_global_norm(present, self.clip_norm, use_norm=norm)
+        # Every gradient of a non-finite step becomes NaN, so each variable's update sees
+        # the step's verdict in its own gradient (see `update_step`).
+        poison = tf.where(finite, 0.0, float("nan"))
+        present = iter([g + tf.cast(poison, g.dtype) for g in present])
+        grads = [None if g is None else next(present) for g in grads]
+        super().apply(grads, trainable_variables)
+        return finite
 
     def _all_reduce_sum_gradients(self, grads_and_vars):
         # `apply` has already summed the gradients across replicas.
         return list(grads_and_vars)
 
+    def _apply_weight_decay(self, variables):
+        # Decoupled decay is applied per variable in `update_step`, under the step's verdict.
+        return
+
     def update_step(self, gradient, variable, learning_rate):
+        """Decoupled weight decay then Adam, unless the step's gradients are not finite."""
+        finite = tf.math.is_finite(tf.reshape(gradient, [-1])[0])
+
+        def update():
+            if self.weight_decay and self._use_weight_decay(variable):
+                rate = ops.cast(learning_rate, variable.dtype)
+                decay = ops.cast(self.weight_decay, variable.dtype)
+                variable.assign_sub(variable * decay * rate)
+            self._adam_step(gradient, variable, learning_rate)
+
+        tf.cond(finite, update, lambda: None)
+
+    def _adam_step(self, gradient, variable, learning_rate):
         if self.bias_correction:
-            return super().update_step(gradient, variable, learning_rate)
+            return keras.optimizers.Adam.update_step(self, gradient, variable, learning_rate)
+        # The reference's Adam: no bias correction of the moments.
         lr = ops.cast(learning_rate, variable.dtype)
         gradient = ops.cast(gradient, variable.dtype)
         index = self._get_variable_index(variable)

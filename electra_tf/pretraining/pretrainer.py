@@ -11,7 +11,7 @@ from electra_tf.models.encoder import ElectraEncoder
 from electra_tf.models.generator import ElectraGenerator
 from electra_tf.pretraining.distribute import distributed_fit, is_multi_worker
 from electra_tf.pretraining.objectives import StepContext, make_objective
-from electra_tf.pretraining.optimizer import build_optimizer
+from electra_tf.pretraining.optimizer import ElectraAdamW, build_optimizer
 
 __all__ = ["ElectraPretrainer"]
 
@@ -193,9 +193,16 @@ class ElectraPretrainer(keras.Model):
         # gets no step, no moment decay and no weight decay).
         pairs = [(output.gradients.get(id(v)), v) for v in self.trainable_variables]
         pairs = [(g, v) for g, v in pairs if g is not None]
-        self.optimizer.apply([g for g, _ in pairs], [v for _, v in pairs])
+        grads, variables = [g for g, _ in pairs], [v for _, v in pairs]
+        if isinstance(self.optimizer, ElectraAdamW):
+            # A step with a non-finite loss or gradient norm changes nothing (see the guard).
+            finite = self.optimizer.apply(grads, variables, loss=output.loss)
+        else:  # loss-scaled (mixed_float16): the scaler skips non-finite steps itself
+            self.optimizer.apply(grads, variables)
+            finite = tf.constant(True)
         logs = self._update_metrics(output, context.num_replicas)
         logs["learning_rate"] = tf.cast(learning_rate, tf.float32)
+        logs["nonfinite"] = 1.0 - tf.cast(finite, tf.float32)
         return logs
 
     def test_step(self, data):

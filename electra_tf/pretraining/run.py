@@ -11,21 +11,38 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import time
 from pathlib import Path
 
 import keras
+import tensorflow as tf
 
 from electra_tf.config import ConfigError, ElectraConfig
 from electra_tf.data.pipeline import pretraining_dataset
 from electra_tf.data.tfrecords import check_first_record, count_records, resolve_files
-from electra_tf.pretraining.callbacks import FlopsBudget, StepCheckpoint, StepScalars, Throughput
+from electra_tf.pretraining.callbacks import (
+    FlopsBudget,
+    NonfiniteGuard,
+    StepCheckpoint,
+    StepScalars,
+    Throughput,
+)
 from electra_tf.pretraining.checkpoint import Checkpointer
 from electra_tf.pretraining.distribute import make_strategy, worker_info
 from electra_tf.pretraining.objectives import train_flops_per_step
 from electra_tf.pretraining.pretrainer import ElectraPretrainer
+from electra_tf.pretraining.warm_start import apply_warm_start
 
-__all__ = ["RunResult", "run_pretraining", "config_for_data", "check_resume_config"]
+__all__ = [
+    "RunResult",
+    "TrainingDiverged",
+    "WorkerLost",
+    "run_pretraining",
+    "config_for_data",
+    "config_for_vocabulary",
+    "check_resume_config",
+]
 
 
 @dataclasses.dataclass
@@ -41,19 +58,94 @@ class RunResult:
     resumed_from: int
 
 
-def config_for_data(config: ElectraConfig) -> ElectraConfig:
-    """The config with the vocabulary size and special ids a prepare folder records."""
-    _, _, manifest = resolve_files(config.data.train_files)
+class TrainingDiverged(RuntimeError):
+    """A run stopped by the non-finite guard; the message says where and what to try."""
+
+
+class WorkerLost(RuntimeError):
+    """A multi-worker run whose collectives failed because a worker stopped answering."""
+
+
+# What a collective raises when a peer is gone (heartbeats stopped, connection reset, or
+# train.collective_timeout passed).
+_WORKER_ERRORS = (
+    tf.errors.UnavailableError,
+    tf.errors.DeadlineExceededError,
+    tf.errors.AbortedError,
+    tf.errors.CancelledError,
+)
+
+
+def _json_safe(values: dict) -> dict:
+    """`values` with non-finite floats as null (JSON has no NaN)."""
+    return {
+        k: (v if not isinstance(v, float) or math.isfinite(v) else None) for k, v in values.items()
+    }
+
+
+def config_for_data(config: ElectraConfig, explicit=()) -> ElectraConfig:
+    """The config with the vocabulary size, special ids and length the data record.
+
+    A prepare folder's `manifest.json` (also beside shards given as files or globs) is
+    the one source of truth: a value of it that the user set otherwise (`explicit`, the
+    `section.key`s of their overrides) fails in one sentence, as does a `data.vocab_file`
+    with other tokens. Shards without a manifest need `data.vocab_file`.
+    """
+    from electra_tf.data.tfrecords import DataError
+
+    spec = config.data.train_files
+    _, _, manifest = resolve_files(spec)
     if manifest is None:
-        return config
-    updates = {"data": {"sequence_length": manifest.sequence_length}}
-    if manifest.vocab_file and not config.data.vocab_file:
-        updates["data"]["vocab_file"] = str(Path(manifest.folder) / manifest.vocab_file)
-    for name, value in manifest.special_ids.items():
-        updates["data"][f"{name}_id"] = int(value)
+        if config.data.vocab_file:
+            return config_for_vocabulary(config, config.data.vocab_file)
+        raise DataError(
+            f"The training files {spec} have no manifest.json beside them, so their "
+            "vocabulary is unknown; pass --vocab-file (the vocabulary they were packed with) "
+            "or the folder `electra-tf prepare` wrote."
+        )
+    source = f"{manifest.folder}/manifest.json"
+    recorded = {"data.sequence_length": manifest.sequence_length}
+    recorded.update({f"data.{name}_id": int(v) for name, v in manifest.special_ids.items()})
     if manifest.vocabulary_size:
-        updates["model"] = {"vocabulary_size": manifest.vocabulary_size}
-    return config.update(updates, source=f"{manifest.folder}/manifest.json")
+        recorded["model.vocabulary_size"] = manifest.vocabulary_size
+    for key, value in recorded.items():
+        section, name = key.split(".")
+        current = getattr(getattr(config, section), name)
+        if key in explicit and current != value:
+            raise ConfigError(
+                f"{key}={current} disagrees with {source} ({value}); leave it out, the data "
+                "decide it."
+            )
+    data = {k.split(".")[1]: v for k, v in recorded.items() if k.startswith("data.")}
+    if manifest.vocab_file:
+        packed_with = str(Path(manifest.folder) / manifest.vocab_file)
+        if config.data.vocab_file:
+            from electra_tf.pretraining.warm_start import check_vocabulary
+
+            check_vocabulary(config.data.vocab_file, packed_with, spec)
+        else:
+            data["vocab_file"] = packed_with
+    if "lower_case" in manifest.extra:
+        data["lower_case"] = bool(manifest.extra["lower_case"])
+    updates = {"data": data}
+    if "model.vocabulary_size" in recorded:
+        updates["model"] = {"vocabulary_size": recorded["model.vocabulary_size"]}
+    return config.update(updates, source=source)
+
+
+def config_for_vocabulary(config: ElectraConfig, vocab_file) -> ElectraConfig:
+    """The config with a vocabulary file's size and special ids (for raw-text runs)."""
+    from electra_tf.data.vocabulary import read_vocabulary, special_ids
+
+    tokens = read_vocabulary(vocab_file)
+    ids = special_ids(tokens)
+    return config.update(
+        {
+            "model": {"vocabulary_size": len(tokens)},
+            "data": {"vocab_file": str(vocab_file), **{f"{k}_id": v for k, v in ids.items()}},
+        },
+        source=str(vocab_file),
+    )
 
 
 def check_resume_config(saved: ElectraConfig, current: ElectraConfig, folder) -> None:
@@ -79,7 +171,8 @@ def run_pretraining(
     max_steps: int | None = None,
     save_steps=(),
     text_sources=None,
-    lower_case: bool = True,
+    lower_case: bool | None = None,
+    warm_start=None,
 ) -> RunResult:
     """Trains `config` into `output_dir`, resuming from its latest checkpoint if any.
 
@@ -95,7 +188,10 @@ def run_pretraining(
         text_sources: corpus sources (`electra_tf.data.corpus`) to stream from instead of
             prepared files: tokenized with `data.vocab_file` and packed on the fly
             (`electra_tf.data.streaming`); one pipeline, on the default or a mirrored strategy.
-        lower_case: lower-case (and strip accents) when streaming, for uncased vocabularies.
+        lower_case: lower-case (and strip accents) when streaming; None: `data.lower_case`.
+        warm_start: a `WarmStart` whose weights a new run starts from (continued
+            pre-training; `config` must come from `config_for_warm_start`). A run that
+            resumes from its own checkpoint ignores it.
 
     Returns:
         `RunResult`.
@@ -129,9 +225,8 @@ def run_pretraining(
         is_chief=is_chief,
         worker_id=worker_id,
     )
-    start = 0
-    latest = checkpointer.latest()
-    if latest is not None:
+    start, restored = 0, False
+    while (latest := checkpointer.latest()) is not None:
         if not resume:
             raise ConfigError(
                 f"{output_dir} already holds checkpoints (latest {latest.name}); resume it "
@@ -139,7 +234,17 @@ def run_pretraining(
             )
         saved = ElectraConfig.from_json((latest / "config.json").read_text(), str(latest))
         check_resume_config(saved, config, latest)
-        start = checkpointer.restore(latest)
+        try:
+            start, restored = checkpointer.restore(latest), True
+            break
+        except (tf.errors.OpError, ValueError, KeyError) as error:
+            # It verified (a checkpoint older than records) but does not read: set it aside.
+            reason = getattr(error, "message", str(error)).splitlines()[0][:200]
+            checkpointer.move_aside(latest, f"reading it failed: {reason}")
+            if not checkpointer.is_chief:
+                raise
+    if not restored and warm_start is not None:
+        apply_warm_start(model, warm_start)
     if is_chief:
         output_dir.mkdir(parents=True, exist_ok=True)
         (output_dir / "config.json").write_text(config.to_json() + "\n")
@@ -172,7 +277,10 @@ def run_pretraining(
             raise ConfigError("Streaming from text needs data.vocab_file (--vocab-file).")
         dataset = text_dataset(
             text_sources,
-            ElectraTokenizer(config.data.vocab_file, lower_case=lower_case),
+            ElectraTokenizer(
+                config.data.vocab_file,
+                lower_case=config.data.lower_case if lower_case is None else lower_case,
+            ),
             sequence_length=config.data.sequence_length,
             batch_size=train.batch_size,
             seed=train.seed,
@@ -186,28 +294,60 @@ def run_pretraining(
         dataset = strategy.distribute_datasets_from_function(dataset_fn)
 
     scalars = StepScalars(output_dir / "logs", every=train.log_every, enabled=is_chief)
+    guard = NonfiniteGuard(train.on_nonfinite, train.max_nonfinite_skips)
     run_callbacks = [
         Throughput(train.batch_size * config.data.sequence_length),
         FlopsBudget(flops_per_step, train.flops_budget),
+        guard,  # before the checkpoints: a failed step is never saved
         scalars,
         StepCheckpoint(checkpointer, every=train.checkpoint_every, at=save_steps),
         *callbacks,
     ]
     logs = {}
     if steps > 0:
-        history = model.fit(
-            dataset, epochs=1, steps_per_epoch=steps, callbacks=run_callbacks, verbose=verbose
-        )
+        try:
+            history = model.fit(
+                dataset, epochs=1, steps_per_epoch=steps, callbacks=run_callbacks, verbose=verbose
+            )
+        except _WORKER_ERRORS as error:
+            if train.strategy != "multi_worker":
+                raise
+            latest = checkpointer.latest() if is_chief else None
+            resume_from = (
+                f"its last checkpoint ({latest.name})" if latest else "its last checkpoint"
+            )
+            reason = error.message.splitlines()[0].split("}} ")[-1][:160]
+            raise WorkerLost(
+                f"A worker of this multi-worker run was lost at step "
+                f"{int(model.optimizer.iterations.numpy())} ({type(error).__name__}: {reason}); "
+                f"relaunch every worker with the same command: the run resumes from {resume_from}."
+            ) from None
         logs = {name: float(values[-1]) for name, values in history.history.items()}
     step = int(model.optimizer.iterations.numpy())
     if is_chief:
         summary = {
             "step": step,
             "resumed_from": start,
-            "logs": logs,
-            "window_logs": scalars.last_logs,
+            "status": "diverged" if guard.failed_at else "finished",
+            "nonfinite_steps_skipped": guard.skipped,
+            "logs": _json_safe(logs),
+            "window_logs": _json_safe(scalars.last_logs),
         }
         (output_dir / "last_run.json").write_text(json.dumps(summary, indent=2) + "\n")
+    if guard.failed_at:
+        latest = checkpointer.latest()
+        kept = (
+            f"the newest checkpoint, {latest.name}, is the last good one"
+            if latest
+            else ("no checkpoint was written")
+        )
+        what = "a step" if train.on_nonfinite == "stop" else f"{guard.in_a_row} steps in a row"
+        raise TrainingDiverged(
+            f"Training diverged at step {guard.failed_at}: {what} had a non-finite loss or "
+            f"gradient norm, whose update was not applied, and {kept}; lower "
+            f"train.learning_rate (now {train.learning_rate:g}) or set "
+            "train.on_nonfinite=skip, then rerun to resume."
+        )
     return RunResult(
         model=model,
         step=step,

@@ -73,7 +73,7 @@ class ServingModule(tf.Module):
         super().__init__(name="electra_serving")
         self.discriminator = discriminator
         # The encoder's weights in `encoder.weights` order: their checkpoint keys are
-        # `encoder_weights/<i>/...`, which `electra_tf.finetuning.init` reads back by position.
+        # `encoder_weights/<i>/...`, which `finetuning.initialization` reads back by position.
         self.encoder_weights = [w.value for w in discriminator.encoder.weights]
         self.tokenizer = tokenizer
         self.max_sequence_length = int(discriminator.encoder.max_sequence_length)
@@ -96,7 +96,19 @@ class ServingModule(tf.Module):
 
     def _checks(self, input_word_ids, input_mask, input_type_ids):
         length = tf.shape(input_word_ids)[1]
+        segments = int(self.discriminator.encoder.num_segments)
         return [
+            tf.debugging.assert_positive(
+                length, message="input_word_ids has no positions; send at least [CLS] and [SEP]"
+            ),
+            tf.debugging.assert_non_negative(
+                input_type_ids, message="input_type_ids must be non-negative segment ids"
+            ),
+            tf.debugging.assert_less(
+                input_type_ids,
+                segments,
+                message=f"input_type_ids holds a segment id outside 0..{segments - 1}",
+            ),
             tf.debugging.assert_less_equal(
                 length,
                 self.max_sequence_length,
@@ -165,6 +177,13 @@ class ServingModule(tf.Module):
 
     def _serve_text_pair(self, text_a, text_b):
         tok = self.tokenizer
+        same = tf.debugging.assert_equal(
+            tf.shape(text_a),
+            tf.shape(text_b),
+            message="text_a and text_b must hold the same number of texts (one pair each)",
+        )
+        with tf.control_dependencies([same]):
+            text_a, text_b = tf.identity(text_a), tf.identity(text_b)
         packed = pack_inputs(
             tok.tokenize(text_a),
             tok.tokenize(text_b),

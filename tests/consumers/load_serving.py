@@ -58,6 +58,28 @@ for name, call in (
         ),
     ),
     (
+        "bad_type",
+        lambda: loaded.signatures["serving_default"](
+            input_word_ids=tf.constant(inputs["input_word_ids"]),
+            input_mask=tf.constant(inputs["input_mask"]),
+            input_type_ids=tf.constant(inputs["input_type_ids"] * 0 - 1),
+        ),
+    ),
+    (
+        "empty",
+        lambda: loaded.signatures["serving_default"](
+            input_word_ids=tf.zeros([2, 0], tf.int32),
+            input_mask=tf.zeros([2, 0], tf.int32),
+            input_type_ids=tf.zeros([2, 0], tf.int32),
+        ),
+    ),
+    (
+        "pair_sizes",
+        lambda: loaded.signatures["serve_text_pair"](
+            text_a=tf.constant(["one", "two"]), text_b=tf.constant(["only one"])
+        ),
+    ),
+    (
         "bad_id",
         lambda: loaded.signatures["serving_default"](
             input_word_ids=tf.constant(inputs["input_word_ids"] * 0 + 10**6),

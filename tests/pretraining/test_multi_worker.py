@@ -7,9 +7,9 @@ import subprocess
 import sys
 
 import numpy as np
-from helpers import write_packed
+from helpers import TESTS, write_packed
 
-HERE = os.path.dirname(__file__)
+HERE = str(TESTS)
 
 
 def _free_ports(n):
@@ -59,3 +59,72 @@ def test_two_workers_train_to_identical_weights(tmp_path):
         "step-00000002",
         "step-00000004",
     ]
+
+
+SMALL = [
+    "--set", "model.num_layers=1", "--set", "model.hidden_dim=16", "--set",
+    "model.embedding_dim=8", "--set", "model.num_heads=2", "--set", "model.intermediate_dim=32",
+    "--set", "model.generator_size_fraction=0.5", "--set", "train.warmup_steps=0",
+    "--set", "train.checkpoint_every=2", "--set", "train.log_every=2",
+    "--set", "train.collective_timeout=30",
+]  # fmt: skip
+
+
+def _launch(data, run, cluster, index, steps):
+    env = dict(
+        os.environ,
+        TF_CPP_MIN_LOG_LEVEL="3",
+        TF_CONFIG=json.dumps({"cluster": cluster, "task": {"type": "worker", "index": index}}),
+    )
+    command = [
+        sys.executable, "-m", "electra_tf.cli", "pretrain", "--recipe", "tiny", "--data", data,
+        "--output-dir", run, "--strategy", "multi_worker", "--steps", str(steps),
+        "--batch-size", "8", "--verbose", "0", *SMALL,
+    ]  # fmt: skip
+    return subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def _weights(run, step):
+    import tensorflow as tf
+
+    reader = tf.train.load_checkpoint(os.path.join(run, "checkpoints", f"step-{step:08d}", "ckpt"))
+    names = [n for n in reader.get_variable_to_shape_map() if "OBJECT_GRAPH" not in n]
+    return {n: reader.get_tensor(n) for n in names}
+
+
+def test_a_lost_worker_stops_the_survivor_and_a_relaunch_resumes_exactly(tmp_path):
+    import time
+
+    data = write_packed(tmp_path / "data", n=64, seq=16, shards=2)
+    steps = 10
+
+    def run_both(run, kill_after=None):
+        cluster = {"worker": [f"127.0.0.1:{p}" for p in _free_ports(2)]}
+        workers = [_launch(data, run, cluster, i, steps) for i in range(2)]
+        if kill_after is None:
+            return [w.communicate(timeout=600) + (w.returncode,) for w in workers]
+        marker = os.path.join(run, "checkpoints", f"step-{kill_after:08d}")
+        deadline = time.time() + 300
+        while not os.path.exists(marker) and time.time() < deadline:
+            time.sleep(0.05)
+        workers[1].kill()  # SIGKILL: no goodbye to the chief
+        killed = time.time()
+        out, err = workers[0].communicate(timeout=180)  # the survivor must not hang
+        workers[1].communicate()
+        return workers[0].returncode, err, time.time() - killed
+
+    straight = str(tmp_path / "straight")
+    assert all(code == 0 for *_, code in run_both(straight)), "the uninterrupted run failed"
+    interrupted = str(tmp_path / "interrupted")
+    code, err, seconds = run_both(interrupted, kill_after=4)
+    assert code == 2 and seconds < 120, (code, seconds, err[-2000:])
+    assert "A worker of this multi-worker run was lost at step" in err and "Traceback" not in err
+    assert "relaunch every worker" in err
+    assert f"step-{steps:08d}" not in os.listdir(os.path.join(interrupted, "checkpoints"))
+    results = run_both(interrupted)  # relaunched: resumes from the last checkpoint
+    assert all(code == 0 for *_, code in results), results[0][1][-2000:]
+    a, b = _weights(straight, steps), _weights(interrupted, steps)
+    assert a.keys() == b.keys() and len(a) > 40
+    assert all(np.array_equal(a[k], b[k]) for k in a)
