@@ -1,0 +1,82 @@
+"""Objectives adapting one encoder at equal FLOPs: cells, resumption, the summary, the verdict."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+import transformers as hf
+from helpers import VOCAB
+from test_efficiency import WORDS, _corpus
+
+from electra_tf.config import ConfigError
+from electra_tf.data.vocabulary import write_vocabulary
+from electra_tf.experiments.adaptation import AdaptationOptions, adaptation_experiment, ordering
+
+
+def _start(tmp_path):
+    config = hf.BertConfig(
+        vocab_size=VOCAB, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+        intermediate_size=32, max_position_embeddings=32,
+    )  # fmt: skip
+    torch.manual_seed(0)
+    folder = tmp_path / "start"
+    hf.BertModel(config).save_pretrained(str(folder))
+    write_vocabulary(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS], folder / "vocab.txt")
+    return str(folder)
+
+
+def test_ordering_says_win_loss_or_within_the_spread():
+    summary = [
+        {"objective": "electra", "budget": 1.0, "test_mean": 0.80, "test_std": 0.01},
+        {"objective": "bert_mlm", "budget": 1.0, "test_mean": 0.75, "test_std": 0.02},
+        {"objective": "electra_15", "budget": 1.0, "test_mean": 0.79, "test_std": 0.02},
+        {"objective": "replace_mlm", "budget": 1.0, "test_mean": 0.84, "test_std": 0.03},
+    ]
+    assert ordering(summary, 1.0) == {"bert_mlm": True, "electra_15": None, "replace_mlm": False}
+    assert ordering(summary, 2.0) == {}
+
+
+def test_cells_run_once_and_the_table_has_every_objective_and_budget(tmp_path):
+    data, movie = _corpus(tmp_path)
+    options = AdaptationOptions(
+        data_dir=data,
+        output_dir=str(tmp_path / "out"),
+        start=_start(tmp_path),
+        objectives=("electra", "bert_mlm"),
+        budgets=(1.0, 2e8),
+        seeds=2,
+        movie_file=movie,
+        overrides=("train.batch_size=4", "model.generator_size_fraction=0.5"),
+        random_seeds=2,
+    )
+    lines = []
+    result = adaptation_experiment(options, log=lines.append)
+    rows = result["rows"]
+    assert len(rows) == 2 * 2 * 2  # objectives x seeds x budgets
+    first = [r for r in rows if r["objective"] == "electra" and r["budget"] == 1.0]
+    assert [r["steps"] for r in first] == [1, 1]  # the smallest budget is one step
+    for row in result["summary"]:
+        tests = [
+            r["test_accuracy"]
+            for r in rows
+            if r["objective"] == row["objective"] and r["budget"] == row["budget"]
+        ]
+        assert row["test_mean"] == pytest.approx(np.mean(tests))
+        assert row["test_std"] == pytest.approx(np.std(tests, ddof=1))
+    assert set(result["electra_beats"]) == {"1.000e+00", "2.000e+08"}
+    table = (tmp_path / "out" / "adaptation.md").read_text()
+    assert "| unadapted start |" in table and "| bert_mlm |" in table
+    assert (tmp_path / "out" / "adaptation.png").read_bytes()[:4] == b"\x89PNG"
+    cell = json.loads((tmp_path / "out" / "electra" / "seed-1" / "cell.json").read_text())
+    # Re-running skips every finished cell: no training, no probing, the same rows.
+    lines.clear()
+    again = adaptation_experiment(options, log=lines.append)
+    assert not lines and again["rows"] == rows
+    assert json.loads((tmp_path / "out" / "electra" / "seed-1" / "cell.json").read_text()) == cell
+    with pytest.raises(ConfigError, match="Unknown objective 'bert'"):
+        adaptation_experiment(
+            AdaptationOptions(
+                data_dir=data, output_dir="x", start="y", objectives=("bert",), budgets=(1.0,)
+            )
+        )
