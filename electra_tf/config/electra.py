@@ -24,6 +24,7 @@ __all__ = [
     "INITIALIZATIONS",
     "STRATEGIES",
     "PRECISIONS",
+    "ENCODER_SIZES",
     "EncoderConfig",
     "ModelConfig",
     "ObjectiveConfig",
@@ -37,6 +38,17 @@ WEIGHT_TYING = ("none", "embeddings", "all")
 INITIALIZATIONS = ("reference", "truncated_normal")
 STRATEGIES = ("default", "mirrored", "multi_worker", "tpu")
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
+#: The `model` fields that size the discriminator's encoder (each at least 1).
+ENCODER_SIZES = (
+    "vocabulary_size",
+    "num_layers",
+    "hidden_dim",
+    "embedding_dim",
+    "num_heads",
+    "intermediate_dim",
+    "max_sequence_length",
+    "num_segments",
+)
 
 
 def _check_finite(section, name: str) -> None:
@@ -106,16 +118,7 @@ class ModelConfig:
 
     def __post_init__(self):
         _check_finite(self, "model")
-        for name in (
-            "vocabulary_size",
-            "num_layers",
-            "hidden_dim",
-            "embedding_dim",
-            "num_heads",
-            "intermediate_dim",
-            "max_sequence_length",
-            "num_segments",
-        ):
+        for name in ENCODER_SIZES:
             if getattr(self, name) < 1:
                 raise ConfigError(f"model.{name} must be at least 1, got {getattr(self, name)}.")
         if self.hidden_dim % self.num_heads:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import time
 from pathlib import Path
 
@@ -94,13 +93,6 @@ def _config(options: AdaptationOptions, objective: str, seed: int, warm):
     return config_for_warm_start(config_for_data(config), warm)
 
 
-def _steps(config, budgets) -> tuple[float, list[int]]:
-    from electra_tf.pretraining.objectives import train_flops_per_step
-
-    per_step = train_flops_per_step(config)
-    return per_step, [max(1, math.ceil(b / per_step)) for b in budgets]
-
-
 def _probe(path: Path, build, splits, task, log) -> dict:
     """The probe report stored at `path`, made (and stored) first if need be."""
     from electra_tf.finetuning.probe import probe_report
@@ -134,19 +126,14 @@ def _checkpoint(options, objective: str, seed: int, step: int) -> Path:
 
 def _cell(options, objective, seed, warm, splits, task, log) -> list[dict]:
     """One (objective, seed): its run to the largest budget, and a probe at every budget."""
+    from electra_tf.experiments.efficiency import budget_schedule
     from electra_tf.pretraining.run import run_pretraining
 
     folder = Path(options.output_dir) / objective / f"seed-{seed}"
     folder.mkdir(parents=True, exist_ok=True)
     config = _config(options, objective, seed, warm)
-    per_step, steps = _steps(config, options.budgets)
+    config, per_step, steps = budget_schedule(config, options.budgets, options.warmup_fraction)
     total = max(steps)
-    config = config.override(
-        f"train.num_steps={total}",
-        f"train.warmup_steps={int(options.warmup_fraction * total)}",
-        f"train.checkpoint_every={total}",
-        f"train.keep_checkpoints={len(steps) + 1}",
-    )
     record_path = folder / "cell.json"
     record = json.loads(record_path.read_text()) if record_path.exists() else {}
     if record.get("trained_to") != total:

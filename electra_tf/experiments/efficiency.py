@@ -48,6 +48,8 @@ __all__ = [
     "efficiency_experiment",
     "generator_size_experiment",
     "claim_holds",
+    "budget_schedule",
+    "steps_for_budgets",
 ]
 
 #: Config overrides that turn the recipe into each objective, as the paper ran them.
@@ -163,9 +165,30 @@ def _pretrain_config(options: ExperimentOptions, extra=()):
     return config_for_data(config)
 
 
-def _steps_for(config, budgets):
+def steps_for_budgets(config, budgets) -> tuple[float, list[int]]:
+    """(training FLOPs per step, the step at which the run crosses each budget)."""
     per_step = train_flops_per_step(config)
     return per_step, [max(1, math.ceil(b / per_step)) for b in budgets]
+
+
+def budget_schedule(config, budgets, warmup_fraction: float):
+    """`config` run to the largest budget (warmup a fraction of it, then linear decay), with
+    a checkpoint kept at every budget.
+
+    Returns:
+        (config, FLOPs per step, the steps of the budgets).
+    """
+    _, steps = steps_for_budgets(config, budgets)
+    total = max(steps)
+    config = config.override(
+        f"train.num_steps={total}",
+        f"train.warmup_steps={int(warmup_fraction * total)}",
+        f"train.checkpoint_every={total}",
+        f"train.keep_checkpoints={len(steps) + 1}",
+    )
+    # Two-stage switches at half of its own run (its FLOPs per step depend on num_steps).
+    per_step, steps = steps_for_budgets(config, budgets)
+    return config, per_step, steps
 
 
 def _pretrain_and_finetune(
@@ -179,16 +202,7 @@ def _pretrain_and_finetune(
     from electra_tf.finetuning.tasks import get_task
     from electra_tf.pretraining.run import run_pretraining
 
-    per_step, steps = _steps_for(config, budgets)
-    total = max(steps)
-    config = config.override(
-        f"train.num_steps={total}",
-        f"train.warmup_steps={int(options.warmup_fraction * total)}",
-        f"train.checkpoint_every={total}",
-        f"train.keep_checkpoints={len(steps) + 1}",
-    )
-    # Two-stage switches at half of its own run (its FLOPs per step depend on num_steps).
-    per_step, steps = _steps_for(config, budgets)
+    config, per_step, steps = budget_schedule(config, budgets, options.warmup_fraction)
     log(f"[experiment] {name}: {per_step:.3e} FLOPs/step, checkpoints at steps {steps}")
     started = time.perf_counter()
     run = run_pretraining(config, folder / "pretrain", verbose=0, save_steps=steps)

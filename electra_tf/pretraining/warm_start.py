@@ -17,18 +17,12 @@ import dataclasses
 import numpy as np
 
 from electra_tf.config import ConfigError, ElectraConfig
+from electra_tf.config.electra import ENCODER_SIZES
 
 __all__ = ["WarmStart", "config_for_warm_start", "apply_warm_start", "check_vocabulary"]
 
 _ENCODER_FIELDS = (
-    "vocabulary_size",
-    "num_layers",
-    "hidden_dim",
-    "embedding_dim",
-    "num_heads",
-    "intermediate_dim",
-    "max_sequence_length",
-    "num_segments",
+    *ENCODER_SIZES,
     "initializer_range",
     "layer_norm_epsilon",
 )
