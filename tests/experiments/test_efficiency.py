@@ -12,10 +12,11 @@ from electra_tf.data.vocabulary import SPECIAL_TOKENS
 from electra_tf.experiments.efficiency import (
     ExperimentOptions,
     _pretrain_config,
-    _steps_for,
+    budget_schedule,
     claim_holds,
     efficiency_experiment,
     generator_size_experiment,
+    steps_for_budgets,
 )
 
 WORDS = [f"w{i}" for i in range(5, VOCAB)]
@@ -45,6 +46,24 @@ def _corpus(tmp_path):
     return str(folder), str(movie)
 
 
+def test_budget_schedule_runs_to_the_largest_budget_and_keeps_one_checkpoint_per_budget(
+    tmp_path,
+):
+    data, movie = _corpus(tmp_path)
+    options = ExperimentOptions(
+        data_dir=data, output_dir=str(tmp_path), movie_file=movie, overrides=TINY_OVERRIDES
+    )
+    config = _pretrain_config(options, ("objective.name=electra",))
+    per_step, _ = steps_for_budgets(config, [1.0])
+    budgets = [2.5 * per_step, 4 * per_step, 0.1 * per_step]
+    assert steps_for_budgets(config, budgets) == (per_step, [3, 4, 1])  # ceil, at least one
+    scheduled, flops, steps = budget_schedule(config, budgets, warmup_fraction=0.5)
+    assert (flops, steps) == (per_step, [3, 4, 1])
+    train = scheduled.train
+    assert (train.num_steps, train.warmup_steps, train.checkpoint_every) == (4, 2, 4)
+    assert train.keep_checkpoints == 4  # every budget's step and the last
+
+
 def test_claim_compares_medians_against_the_seed_spread():
     rows = [
         {"objective": "electra", "budget": 1.0, "median": 0.80, "std": 0.02},
@@ -67,7 +86,7 @@ def test_efficiency_experiment_writes_table_plot_and_equal_budgets(tmp_path):
         seeds=2,
         finetune_overrides=("epochs=1", "max_seq_length=16", "batch_size=8"),
     )
-    per_step, _ = _steps_for(_pretrain_config(options, ("objective.name=electra",)), [1.0])
+    per_step, _ = steps_for_budgets(_pretrain_config(options, ("objective.name=electra",)), [1.0])
     budgets = [3 * per_step, 6 * per_step]  # ELECTRA: 3 and 6 steps
     result = efficiency_experiment(options, ["electra", "bert_mlm"], budgets, log=lambda _: None)
     rows = result["rows"]
@@ -102,7 +121,7 @@ def test_generator_size_experiment_and_bad_names(tmp_path):
         finetune_overrides=("epochs=1", "max_seq_length=16", "batch_size=8"),
     )
     config = _pretrain_config(options, ("model.generator_size_fraction=1.0",))
-    per_step, _ = _steps_for(config, [1.0])
+    per_step, _ = steps_for_budgets(config, [1.0])
     result = generator_size_experiment(options, [0.25, 1.0], 3 * per_step, log=lambda _: None)
     small, full = result["rows"]
     assert small["generator_fraction"] == 0.25 and full["steps"] == 3
@@ -134,7 +153,7 @@ def test_efficiency_measured_by_the_probe_beside_random_init(tmp_path):
         measure="probe",
         random_seeds=2,
     )
-    per_step, _ = _steps_for(_pretrain_config(options, ("objective.name=electra",)), [1.0])
+    per_step, _ = steps_for_budgets(_pretrain_config(options, ("objective.name=electra",)), [1.0])
     result = efficiency_experiment(options, ["electra", "bert_mlm"], [3 * per_step])
     rows = result["rows"]
     assert [r["objective"] for r in rows] == ["electra", "bert_mlm"]
