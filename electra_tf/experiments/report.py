@@ -19,6 +19,7 @@ __all__ = [
     "adaptation_table",
     "finetuned_table",
     "adaptation_plot",
+    "adaptation_positions",
     "write_result",
 ]
 
@@ -170,16 +171,34 @@ def finetuned_table(summary, budget: float, config_line: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def adaptation_positions(summary) -> tuple[dict, float | None]:
+    """Where each objective's points stand on the adaptation plot's x axis.
+
+    Returns:
+        ({objective: (x values, rows in FLOP order)}, the single budget or None). With
+        several budgets x is the training FLOPs; with one there is no line to draw, so the
+        objectives stand side by side as categories 0, 1, ... and the budget is returned
+        for the axis label.
+    """
+    budgets = sorted({r["budget"] for r in summary})
+    positions = {}
+    for index, objective in enumerate(dict.fromkeys(r["objective"] for r in summary)):
+        line = sorted(
+            (r for r in summary if r["objective"] == objective), key=lambda r: r["train_flops"]
+        )
+        xs = [index] * len(line) if len(budgets) == 1 else [r["train_flops"] for r in line]
+        positions[objective] = (xs, line)
+    return positions, (budgets[0] if len(budgets) == 1 else None)
+
+
 def adaptation_plot(summary, reference, path: Path, title: str) -> None:
-    """Probe test accuracy against continued pre-training FLOPs, one line per objective."""
+    """Probe test accuracy against continued pre-training FLOPs, one line per objective
+    (with a single budget, the objectives side by side)."""
+    positions, single_budget = adaptation_positions(summary)
     with _figure(path, size=(6.5, 4.2)) as axes:
-        for objective in dict.fromkeys(r["objective"] for r in summary):
-            line = sorted(
-                (r for r in summary if r["objective"] == objective),
-                key=lambda r: r["train_flops"],
-            )
+        for objective, (xs, line) in positions.items():
             axes.errorbar(
-                [r["train_flops"] for r in line],
+                xs,
                 [r["test_mean"] for r in line],
                 yerr=[r["test_std"] for r in line],
                 marker="o",
@@ -188,8 +207,13 @@ def adaptation_plot(summary, reference, path: Path, title: str) -> None:
             )
         axes.axhline(reference["start_test"], color="grey", linestyle="--", label="unadapted")
         axes.axhline(reference["bow_test"], color="grey", linestyle=":", label="bag of words")
-        axes.set_xscale("log")
-        axes.set_xlabel("continued pre-training FLOPs (Appendix E)")
+        if single_budget is not None:
+            axes.set_xticks(range(len(positions)), list(positions))
+            axes.set_xlim(-0.5, len(positions) - 0.5)
+            axes.set_xlabel(f"objective, each at {single_budget:.3g} continued pre-training FLOPs")
+        else:
+            axes.set_xscale("log")
+            axes.set_xlabel("continued pre-training FLOPs (Appendix E)")
         axes.set_ylabel("probe test accuracy (mean over seeds, bar = std)")
         axes.set_title(title)
         axes.legend(fontsize=8)

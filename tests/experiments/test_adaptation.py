@@ -13,6 +13,7 @@ from test_efficiency import WORDS, _corpus
 from electra_tf.config import ConfigError
 from electra_tf.data.vocabulary import write_vocabulary
 from electra_tf.experiments.adaptation import AdaptationOptions, adaptation_experiment, ordering
+from electra_tf.experiments.report import adaptation_plot, adaptation_positions
 
 
 def _start(tmp_path):
@@ -36,6 +37,47 @@ def test_ordering_says_win_loss_or_within_the_spread():
     ]
     assert ordering(summary, 1.0) == {"bert_mlm": True, "electra_15": None, "replace_mlm": False}
     assert ordering(summary, 2.0) == {}
+
+
+def _row(objective, budget, flops, mean):
+    return {
+        "objective": objective,
+        "budget": budget,
+        "train_flops": flops,
+        "test_mean": mean,
+        "test_std": 0.01,
+    }
+
+
+def test_plot_positions_are_flops_for_several_budgets_and_categories_for_one(tmp_path):
+    several = [
+        _row("electra", 2e12, 2.1e12, 0.7),
+        _row("electra", 1e12, 1.05e12, 0.6),
+        _row("bert_mlm", 1e12, 1.01e12, 0.5),
+    ]
+    positions, single = adaptation_positions(several)
+    assert single is None
+    xs, line = positions["electra"]
+    assert xs == [1.05e12, 2.1e12] and [r["test_mean"] for r in line] == [0.6, 0.7]
+    assert positions["bert_mlm"][0] == [1.01e12]
+    # One budget: each objective's actual FLOPs differ slightly (a step's cost), and a log
+    # axis over 1e12..1.01e12 is unreadable, so the objectives become categories.
+    one = [
+        _row("electra", 1e12, 1.0e12, 0.6),
+        _row("bert_mlm", 1e12, 1.01e12, 0.5),
+        _row("replace_mlm", 1e12, 1.02e12, 0.55),
+    ]
+    positions, single = adaptation_positions(one)
+    assert single == 1e12
+    assert {o: xs for o, (xs, _) in positions.items()} == {
+        "electra": [0],
+        "bert_mlm": [1],
+        "replace_mlm": [2],
+    }
+    reference = {"start_test": 0.5, "bow_test": 0.55}
+    for name, summary in (("several", several), ("one", one)):
+        adaptation_plot(summary, reference, tmp_path / f"{name}.png", name)
+        assert (tmp_path / f"{name}.png").stat().st_size > 1000
 
 
 def test_cells_run_once_and_the_table_has_every_objective_and_budget(tmp_path):
