@@ -5,6 +5,7 @@ from __future__ import annotations
 import keras
 import keras_hub
 
+from electra_tf.layers import kernels
 from electra_tf.layers.embeddings import ElectraEmbeddings
 from electra_tf.layers.heads import kernel_initializer
 
@@ -16,7 +17,9 @@ class ElectraEncoder(keras.Model):
     The blocks are keras-hub's `TransformerEncoder` with exact (erf) GELU and
     LayerNorm epsilon 1e-12, which is BERT's layout (attention, dropout,
     residual, LayerNorm; FFN, dropout, residual, LayerNorm). Kernels start from
-    a truncated normal with std `initializer_range`, biases at zero.
+    a truncated normal with std `initializer_range`, biases at zero. Once built,
+    their dropout and attention projections run the faster forms of
+    `electra_tf.layers.kernels` (same weights, same maths).
 
     Args:
         vocabulary_size, num_layers, hidden_dim, embedding_dim, num_heads,
@@ -109,7 +112,7 @@ class ElectraEncoder(keras.Model):
                 intermediate_dim=intermediate_dim,
                 num_heads=num_heads,
                 dropout=dropout,
-                activation="gelu",  # keras.activations.gelu: exact erf form
+                activation=kernels.gelu,  # exact erf form, closed-form gradient
                 layer_norm_epsilon=layer_norm_epsilon,
                 kernel_initializer=keras.initializers.TruncatedNormal(stddev=initializer_range),
                 dtype=self.dtype_policy,
@@ -125,6 +128,7 @@ class ElectraEncoder(keras.Model):
             self.embeddings_project.build((None, None, self.embedding_dim))
         for layer in self.transformer_layers:
             layer.build((None, None, self.hidden_dim))
+        kernels.speed_up(self)
         self.built = True
 
     def call(self, inputs, training=None, return_all_layers=False):

@@ -1,0 +1,120 @@
+"""Faster forms of three Keras pieces inside the encoder, the same maths.
+
+The step profile (`electra-tf bench profile`, docs/results/performance.md) puts
+time into three places where Keras 3 on TensorFlow does more work than the
+maths needs:
+
+- **Dropout** draws one float per element from Philox. `dropout` draws one
+  32-bit word per *two* elements and compares each 16-bit half with
+  `round(rate * 65536)`, so an element is dropped with probability
+  `round(rate * 65536) / 65536` (0.1 becomes 0.1000061; a float uniform has a
+  grid of its own, 2^-23 wide).
+- **Exact GELU** differentiated op by op builds a chain of elementwise
+  kernels; `gelu` gives its derivative in closed form,
+  `Phi(x) + x * phi(x)`.
+- **The attention projections** (`EinsumDense`, equations `abc,cde->abde`
+  and `abcd,cde->abe`) run in Keras as a batched matmul broadcasting the
+  kernel over the batch, whose gradient is one matmul per example and a sum.
+  `ProjectionDense` runs them as one 2-D matmul (`tensordot`).
+
+`speed_up(layer)` turns the plain `keras.layers.Dropout` and
+`keras.layers.EinsumDense` sub-layers of a built layer into these subclasses.
+They override `call` only and own no state, so weights, seed generators and
+checkpoints are unchanged.
+"""
+
+from __future__ import annotations
+
+import keras
+import tensorflow as tf
+
+__all__ = ["dropout", "gelu", "FastDropout", "ProjectionDense", "speed_up"]
+
+_HALF_WORDS = 65536
+#: EinsumDense equations that are a matmul over the last axes: contracted axes of (input, kernel).
+_MATMUL_AXES = {"abc,cde->abde": [[2], [0]], "abcd,cde->abe": [[2, 3], [0, 1]]}
+
+
+def dropout(inputs, rate: float, seed) -> tf.Tensor:
+    """`inputs` with elements zeroed at `rate`, the rest scaled by `1 / (1 - rate)`.
+
+    Args:
+        inputs: float tensor of any shape.
+        rate: drop probability in [0, 1); used as `round(rate * 65536) / 65536`.
+        seed: int32 `[2]`, a stateless seed; the mask is a pure function of it.
+
+    Returns:
+        A tensor shaped and typed as `inputs`.
+    """
+    if not 0.0 <= rate < 1.0:
+        raise ValueError(f"dropout rate must be in [0, 1), got {rate}.")
+    inputs = tf.convert_to_tensor(inputs)
+    threshold = round(rate * _HALF_WORDS)
+    if threshold == 0:
+        return inputs
+    size = tf.size(inputs)
+    words = tf.random.stateless_uniform(
+        [(size + 1) // 2], seed=seed, minval=None, maxval=None, dtype=tf.uint32
+    )
+    halves = tf.reshape(tf.bitcast(words, tf.uint16), [-1])[:size]
+    keep = tf.reshape(halves >= tf.constant(threshold, tf.uint16), tf.shape(inputs))
+    scale = tf.cast(1.0 / (1.0 - rate), inputs.dtype)
+    return tf.where(keep, inputs * scale, tf.zeros([], inputs.dtype))
+
+
+@keras.saving.register_keras_serializable(package="electra_tf")
+@tf.custom_gradient
+def gelu(x):
+    """Exact (erf) GELU, `x * Phi(x)`, with the closed-form gradient `Phi(x) + x * phi(x)`."""
+    cdf = 0.5 * tf.math.erfc(x * tf.cast(-0.7071067811865476, x.dtype))
+
+    def grad(upstream):
+        density = tf.cast(0.3989422804014327, x.dtype) * tf.exp(x * x * tf.cast(-0.5, x.dtype))
+        return upstream * (cdf + x * density)
+
+    return x * cdf, grad
+
+
+class FastDropout(keras.layers.Dropout):
+    """`keras.layers.Dropout` with masks from `dropout` (two per 32-bit random word)."""
+
+    def call(self, inputs, training=False):
+        if not training or self.rate == 0 or self.noise_shape is not None:
+            return super().call(inputs, training=training)
+        seed = self.seed_generator.next()
+        if seed.dtype != tf.int32:  # Keras keeps the state in int64; stateless ops want int32
+            seed = tf.cast(tf.math.floormod(seed, tf.int32.max - 1), tf.int32)
+        return dropout(inputs, self.rate, seed)
+
+
+class ProjectionDense(keras.layers.EinsumDense):
+    """`keras.layers.EinsumDense` that runs `abc,cde->abde` and `abcd,cde->abe` as 2-D matmuls."""
+
+    def call(self, inputs, training=None):
+        axes = _MATMUL_AXES.get(self.equation)
+        if axes is None or self.quantization_mode is not None:
+            return super().call(inputs, training=training)
+        x = tf.tensordot(inputs, tf.cast(self.kernel, inputs.dtype), axes=axes)
+        if self.bias is not None:
+            x = x + tf.cast(self.bias, x.dtype)
+        if self.activation is not None:
+            x = self.activation(x)
+        return x
+
+
+_FASTER = {keras.layers.Dropout: FastDropout, keras.layers.EinsumDense: ProjectionDense}
+
+
+def speed_up(layer) -> int:
+    """Re-classes `layer`'s plain Dropout and EinsumDense sub-layers (itself included); returns how many.
+
+    Only exact instances change (a subclass keeps its own `call`), and only their
+    `call`: weights, names and seed generators stay as they are.
+    """
+    count = 0
+    for sublayer in [layer, *layer._flatten_layers(include_self=False)]:
+        faster = _FASTER.get(type(sublayer))
+        if faster is not None:
+            sublayer.__class__ = faster
+            count += 1
+    return count

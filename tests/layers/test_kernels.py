@@ -1,0 +1,104 @@
+"""The faster dropout, GELU and projections against Keras's own and against worked numbers."""
+
+import keras
+import keras_hub
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from electra_tf.layers import kernels
+
+
+def test_gelu_and_its_gradient_match_worked_values_and_tensorflow():
+    x = tf.constant([-3.0, -1.0, 0.0, 1.0, 2.5])
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        ours = kernels.gelu(x)
+        reference = tf.nn.gelu(x, approximate=False)
+    # Phi(1) = 0.8413447, phi(1) = 0.2419707: gelu(1) = Phi(1), gelu'(1) = Phi(1) + phi(1).
+    np.testing.assert_allclose(ours.numpy()[2:4], [0.0, 0.8413447], atol=1e-6)
+    np.testing.assert_allclose(tape.gradient(ours, x).numpy()[2:4], [0.5, 1.0833155], atol=1e-6)
+    np.testing.assert_allclose(ours.numpy(), reference.numpy(), atol=1e-6)
+    np.testing.assert_allclose(
+        tape.gradient(ours, x).numpy(), tape.gradient(reference, x).numpy(), atol=1e-6
+    )
+
+
+def test_dropout_mask_is_the_16_bit_halves_of_the_random_words():
+    seed = tf.constant([7, 11])
+    inputs = tf.reshape(tf.range(1, 16, dtype=tf.float32), [3, 5])  # odd size: the last half unused
+    out = kernels.dropout(inputs, 0.25, seed).numpy()
+    words = tf.random.stateless_uniform(
+        [8], seed=seed, minval=None, maxval=None, dtype=tf.uint32
+    ).numpy()
+    halves = np.frombuffer(words.astype("<u4").tobytes(), "<u2")[:15].reshape(3, 5)
+    expected = np.where(halves >= 16384, inputs.numpy() / 0.75, 0.0)
+    np.testing.assert_allclose(out, expected, rtol=1e-6)
+    np.testing.assert_array_equal(kernels.dropout(inputs, 0.25, seed).numpy(), out)  # pure in seed
+    assert not np.array_equal(kernels.dropout(inputs, 0.25, tf.constant([7, 12])).numpy(), out)
+
+
+def test_dropout_drops_at_the_rate_and_rejects_bad_rates():
+    out = kernels.dropout(tf.ones([1000, 1000]), 0.1, tf.constant([1, 2])).numpy()
+    dropped = np.mean(out == 0.0)
+    p = 6554 / 65536
+    assert abs(dropped - p) < 4 * np.sqrt(p * (1 - p) / out.size)
+    np.testing.assert_allclose(np.unique(out[out != 0]), [1 / 0.9], rtol=1e-6)
+    x = tf.ones([4])
+    np.testing.assert_array_equal(kernels.dropout(x, 0.0, tf.constant([1, 2])).numpy(), x.numpy())
+    with pytest.raises(ValueError, match="dropout rate must be in"):
+        kernels.dropout(x, 1.0, tf.constant([1, 2]))
+
+
+@pytest.mark.parametrize(
+    "equation, input_shape, output_shape, bias_axes",
+    [
+        ("abc,cde->abde", (2, 3, 6), (None, 2, 4), "de"),
+        ("abcd,cde->abe", (2, 3, 2, 4), (None, 6), "e"),
+    ],
+)
+def test_projection_dense_equals_einsum_dense_in_outputs_and_gradients(
+    equation, input_shape, output_shape, bias_axes
+):
+    layer = keras.layers.EinsumDense(equation, output_shape, bias_axes=bias_axes)
+    inputs = tf.random.stateless_normal(input_shape, seed=[1, 2])
+    layer.build(input_shape)
+
+    def outputs_and_gradients():
+        with tf.GradientTape() as tape:
+            tape.watch(inputs)
+            y = layer(inputs)
+            loss = tf.reduce_sum(y * tf.cos(y))
+        return [y, *tape.gradient(loss, [inputs, *layer.trainable_variables])]
+
+    before = outputs_and_gradients()
+    assert kernels.speed_up(layer) == 1 and isinstance(layer, kernels.ProjectionDense)
+    after = outputs_and_gradients()
+    for a, b in zip(before, after):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-5)
+
+
+def test_speed_up_keeps_a_blocks_weights_and_inference_and_reclasses_seven_layers():
+    block = keras_hub.layers.TransformerEncoder(intermediate_dim=16, num_heads=2, dropout=0.1)
+    block.build((None, None, 8))
+    x = tf.random.stateless_normal([2, 5, 8], seed=[3, 4])
+    paths, plain = [w.path for w in block.weights], block(x, training=False).numpy()
+    # the attention's query, key, value and output projections and its dropout; two block dropouts
+    assert kernels.speed_up(block) == 7
+    assert kernels.speed_up(block) == 0  # idempotent
+    assert [w.path for w in block.weights] == paths
+    np.testing.assert_allclose(block(x, training=False).numpy(), plain, atol=1e-5)
+    trained = block(x, training=True).numpy()
+    assert not np.allclose(trained, plain)  # dropout is active in training
+
+
+def test_fast_dropout_layer_draws_from_its_seed_generator():
+    layer = keras.layers.Dropout(0.5, seed=5)
+    kernels.speed_up(layer)
+    x = tf.ones([64])
+    state = layer.seed_generator.state.numpy().copy()
+    out = layer(x, training=True).numpy()
+    seed = tf.cast(tf.math.floormod(state, tf.int32.max - 1), tf.int32)
+    np.testing.assert_array_equal(out, kernels.dropout(x, 0.5, seed).numpy())
+    assert not np.array_equal(layer(x, training=True).numpy(), out)  # the state moved on
+    np.testing.assert_array_equal(layer(x, training=False).numpy(), x.numpy())
