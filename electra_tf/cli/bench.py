@@ -1,4 +1,4 @@
-"""`electra-tf bench step|profile|precision|input|serving`: JSON lines, one per measurement."""
+"""`electra-tf bench step|profile|kernels|precision|input|serving`: JSON lines, one per measurement."""
 
 from __future__ import annotations
 
@@ -16,17 +16,19 @@ def add_parser(subparsers) -> None:
         help="time the pre-training step, the input pipeline or serving (JSON lines)",
         description="Benchmarks that print JSON lines, to compare with peers run in the same "
         "session: `step` (one pre-training step, as the peers' benchmarks count it), `profile` "
-        "(its op-level time), `precision` (loss curves of a precision against float32's "
+        "(its op-level time), `kernels` (the encoder's faster kernels against Keras's own, "
+        "paired in one process), `precision` (loss curves of a precision against float32's "
         "seeds), `input` "
         "(the input pipeline against the step's consumption) and `serving` (the exported "
         "SavedModel beside Keras and Hugging Face PyTorch).",
     )
     which = parser.add_subparsers(
-        dest="benchmark", metavar="BENCHMARK", help="step, profile, precision, input or serving"
+        dest="benchmark", metavar="BENCHMARK", help="step, profile, kernels, precision, input or serving"
     )
     which.required = True
     _add_step(which)
     _add_profile(which)
+    _add_kernels(which)
     _add_precision(which)
     _add_input(which)
     _add_serving(which)
@@ -97,6 +99,26 @@ def _profile(args) -> int:
     from electra_tf.bench.profile import ProfileOptions, run
 
     _print(run(_options(ProfileOptions, args)))
+    return 0
+
+
+def _add_kernels(which) -> None:
+    parser = which.add_parser(
+        "kernels", help="the step with the encoder's kernels against Keras's own, paired"
+    )
+    _add_model_flags(parser)
+    parser.add_argument("--pairs", type=int, default=16, help="timed steps of each (default 16)")
+    parser.add_argument("--warmup", type=int, default=2, help="untimed steps of each (default 2)")
+    add_overrides(parser, "config override (repeatable)")
+    parser.set_defaults(handler=_kernels)
+
+
+def _kernels(args) -> int:
+    from electra_tf.bench.kernels import KernelsOptions, run
+
+    if args.xla:
+        raise SystemExit("bench kernels: --xla is not supported (XLA fuses these kernels itself).")
+    _print(run(_options(KernelsOptions, args)))
     return 0
 
 

@@ -20,15 +20,28 @@ maths needs:
 `speed_up(layer)` turns the plain `keras.layers.Dropout` and
 `keras.layers.EinsumDense` sub-layers of a built layer into these subclasses.
 They override `call` only and own no state, so weights, seed generators and
-checkpoints are unchanged.
+checkpoints are unchanged. Inside `with keras_kernels():` encoders are built
+with Keras's own pieces instead (`electra-tf bench kernels` times the two).
 """
 
 from __future__ import annotations
 
+import contextlib
+
 import keras
 import tensorflow as tf
 
-__all__ = ["dropout", "gelu", "FastDropout", "ProjectionDense", "speed_up"]
+__all__ = [
+    "dropout",
+    "gelu",
+    "FastDropout",
+    "ProjectionDense",
+    "speed_up",
+    "keras_kernels",
+    "gelu_activation",
+]
+
+_ENABLED = [True]
 
 _HALF_WORDS = 65536
 #: EinsumDense equations that are a matmul over the last axes: contracted axes of (input, kernel).
@@ -105,12 +118,30 @@ class ProjectionDense(keras.layers.EinsumDense):
 _FASTER = {keras.layers.Dropout: FastDropout, keras.layers.EinsumDense: ProjectionDense}
 
 
+@contextlib.contextmanager
+def keras_kernels():
+    """Within this block `speed_up` changes nothing and `gelu_activation` is Keras's "gelu"."""
+    _ENABLED.append(False)
+    try:
+        yield
+    finally:
+        _ENABLED.pop()
+
+
+def gelu_activation():
+    """The encoder's exact GELU: `gelu`, or Keras's own inside `keras_kernels()`."""
+    return gelu if _ENABLED[-1] else "gelu"
+
+
 def speed_up(layer) -> int:
     """Re-classes `layer`'s plain Dropout and EinsumDense sub-layers (itself included); returns how many.
 
     Only exact instances change (a subclass keeps its own `call`), and only their
-    `call`: weights, names and seed generators stay as they are.
+    `call`: weights, names and seed generators stay as they are. Inside
+    `keras_kernels()` it changes nothing.
     """
+    if not _ENABLED[-1]:
+        return 0
     count = 0
     for sublayer in [layer, *layer._flatten_layers(include_self=False)]:
         faster = _FASTER.get(type(sublayer))

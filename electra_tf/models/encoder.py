@@ -112,7 +112,7 @@ class ElectraEncoder(keras.Model):
                 intermediate_dim=intermediate_dim,
                 num_heads=num_heads,
                 dropout=dropout,
-                activation=kernels.gelu,  # exact erf form, closed-form gradient
+                activation=kernels.gelu_activation(),  # exact erf form
                 layer_norm_epsilon=layer_norm_epsilon,
                 kernel_initializer=keras.initializers.TruncatedNormal(stddev=initializer_range),
                 dtype=self.dtype_policy,

@@ -102,3 +102,32 @@ def test_fast_dropout_layer_draws_from_its_seed_generator():
     np.testing.assert_array_equal(out, kernels.dropout(x, 0.5, seed).numpy())
     assert not np.array_equal(layer(x, training=True).numpy(), out)  # the state moved on
     np.testing.assert_array_equal(layer(x, training=False).numpy(), x.numpy())
+
+
+def test_encoder_with_keras_kernels_equals_the_fast_encoder_in_outputs_and_gradients():
+    from electra_tf.models.encoder import ElectraEncoder
+
+    sizes = dict(
+        vocabulary_size=30, num_layers=2, hidden_dim=8, embedding_dim=4, num_heads=2,
+        intermediate_dim=16, max_sequence_length=8,
+    )  # fmt: skip
+    ids = np.array([[1, 5, 6, 2, 0], [1, 7, 3, 9, 2]], "int32")
+    inputs = {"token_ids": ids, "segment_ids": 0 * ids, "padding_mask": ids > 0}
+    fast = ElectraEncoder(**sizes)
+    fast(inputs)
+    with kernels.keras_kernels():
+        plain = ElectraEncoder(**sizes)
+        plain(inputs)
+    names = {type(layer).__name__ for layer in plain._flatten_layers()}
+    assert "FastDropout" not in names and "ProjectionDense" not in names
+    assert {"FastDropout", "ProjectionDense"} <= {type(x).__name__ for x in fast._flatten_layers()}
+    plain.set_weights(fast.get_weights())
+    results = []
+    for encoder in (fast, plain):
+        with tf.GradientTape() as tape:
+            out = encoder(inputs, training=False)
+            loss = tf.reduce_sum(out * tf.sin(out))
+        grads = tape.gradient(loss, encoder.trainable_variables)
+        results.append([out, *(tf.convert_to_tensor(g) for g in grads)])  # embeddings: sparse
+    for a, b in zip(*results):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), atol=2e-5)
