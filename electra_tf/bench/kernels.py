@@ -60,7 +60,7 @@ def run(args: KernelsOptions) -> dict:
             begin = time.perf_counter()
             step()
             times[name].append(time.perf_counter() - begin)
-    ratios = [a / b for a, b in zip(times["keras"], times["electra_tf"])]
+    ratios = [a / b for a, b in zip(times["keras"], times["electra_tf"], strict=True)]
     return {
         "kind": "kernels_ab",
         "recipe": args.recipe,

@@ -7,15 +7,20 @@ For each batch size it times, in one process and in this order:
 1. `keras_predict`: `ElectraDiscriminator.predict_on_batch` (Keras 3);
 2. `saved_model`: the exported SavedModel's `serving_default` signature,
    loaded with `tf.saved_model.load`;
-3. `saved_model_xla`: the same export written with `jit_compile=True`
+3. `saved_model_keras_layers`: the same, exported with the Keras layers'
+   own forward pass in place of `electra_tf.serving.inference`'s;
+4. `saved_model_xla`: the export written with `jit_compile=True`
    (`electra-tf export --xla`), its encoder compiled by XLA;
-4. `hf_torch`: Hugging Face's `ElectraForPreTraining` of the same size on
+5. `hf_torch`: Hugging Face's `ElectraForPreTraining` of the same size on
    PyTorch (CPU, `torch.inference_mode`), when transformers is installed.
 
-Weights are random (the timing does not depend on them). Each call is
-timed alone after warm-up; the JSON lines give p50 and p99 latency (ms) and
-throughput (sequences per second at the median latency) and the ratio of
-each to the SavedModel.
+Weights are random (the timing does not depend on them). After warm-up the
+runtimes take turns, one timed call each per round, in an order that rotates
+from round to round, so a busy spell on a noisy machine falls on all of them.
+The JSON lines give p50 and p99 latency (ms), throughput (sequences per
+second at the median latency), the ratio of each p50 to the SavedModel's,
+and, beside PyTorch, `paired_speedup_vs_hf_torch`: the median over rounds of
+PyTorch's time over this runtime's in the same round (above 1: faster).
 """
 
 from __future__ import annotations
@@ -42,21 +47,30 @@ class ServingOptions:
     warmup: int = 5  # untimed calls first
 
 
-def _time(call, iterations: int, warmup: int) -> dict:
-    for _ in range(warmup):
-        call()
-    times = []
-    for _ in range(iterations):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
+def _summary(times) -> dict:
     times = np.asarray(times) * 1000.0
     return {
         "p50_ms": float(np.percentile(times, 50)),
         "p99_ms": float(np.percentile(times, 99)),
         "mean_ms": float(times.mean()),
-        "iterations": iterations,
+        "iterations": len(times),
     }
+
+
+def _time_in_turns(calls: dict, iterations: int, warmup: int) -> dict:
+    """Seconds per call of each runtime, `iterations` rounds of one call each, order rotating."""
+    for call in calls.values():
+        for _ in range(warmup):
+            call()
+    names = list(calls)
+    times = {name: [] for name in names}
+    for i in range(iterations):
+        shift = i % len(names)
+        for name in names[shift:] + names[:shift]:
+            start = time.perf_counter()
+            calls[name]()
+            times[name].append(time.perf_counter() - start)
+    return times
 
 
 def run(args: ServingOptions, emit=None) -> list[dict]:
@@ -98,7 +112,17 @@ def run(args: ServingOptions, emit=None) -> list[dict]:
         model_name="electra_xla",
         jit_compile=True,
     )
+    exported_keras = export_for_serving(
+        model,
+        folder,
+        vocab_file=vocab,
+        warmup=False,
+        seq_length=args.seq,
+        model_name="electra_keras_layers",
+        keras_layers=True,
+    )
     signature = tf.saved_model.load(str(exported)).signatures["serving_default"]
+    signature_keras = tf.saved_model.load(str(exported_keras)).signatures["serving_default"]
     signature_xla = tf.saved_model.load(str(exported_xla)).signatures["serving_default"]
     hf_model = None
     try:
@@ -134,6 +158,9 @@ def run(args: ServingOptions, emit=None) -> list[dict]:
         candidates = {
             "keras_predict": lambda f=features: discriminator.predict_on_batch(f),
             "saved_model": lambda t=tensors: signature(**t)["rtd_logits"].numpy(),
+            "saved_model_keras_layers": lambda t=tensors: signature_keras(**t)[
+                "rtd_logits"
+            ].numpy(),
             "saved_model_xla": lambda t=tensors: signature_xla(**t)["rtd_logits"].numpy(),
         }
         if hf_model is not None:
@@ -150,12 +177,15 @@ def run(args: ServingOptions, emit=None) -> list[dict]:
                     return hf_model(**inputs).logits.numpy()
 
             candidates["hf_torch"] = hf_call
-        timings = {}
-        for name, call in candidates.items():
-            iterations = max(args.min_iterations, int(args.iterations * (1 if batch == 1 else 0.3)))
-            timings[name] = _time(call, iterations, args.warmup)
+        iterations = max(args.min_iterations, int(args.iterations * (1 if batch == 1 else 0.3)))
+        times = _time_in_turns(candidates, iterations, args.warmup)
+        timings = {name: _summary(seconds) for name, seconds in times.items()}
         reference = timings["saved_model"]["p50_ms"]
         for name, timing in timings.items():
+            paired = {}
+            if "hf_torch" in times:
+                ratios = np.asarray(times["hf_torch"]) / np.asarray(times[name])
+                paired["paired_speedup_vs_hf_torch"] = float(np.median(ratios))
             record = {
                 "kind": "serving",
                 "runtime": name,
@@ -165,6 +195,7 @@ def run(args: ServingOptions, emit=None) -> list[dict]:
                 **timing,
                 "sequences_per_s": batch * 1000.0 / timing["p50_ms"],
                 "p50_vs_saved_model": timing["p50_ms"] / reference,
+                **paired,
                 "onednn_enabled": os.environ.get("TF_ENABLE_ONEDNN_OPTS"),
             }
             records.append(record)

@@ -1,4 +1,4 @@
-"""`electra-tf bench step|profile|kernels|precision|input|serving`: JSON lines, one per measurement."""
+"""`electra-tf bench step|profile|kernels|precision|input|serving`: JSON lines, one each."""
 
 from __future__ import annotations
 
@@ -23,7 +23,9 @@ def add_parser(subparsers) -> None:
         "SavedModel beside Keras and Hugging Face PyTorch).",
     )
     which = parser.add_subparsers(
-        dest="benchmark", metavar="BENCHMARK", help="step, profile, kernels, precision, input or serving"
+        dest="benchmark",
+        metavar="BENCHMARK",
+        help="step, profile, kernels, precision, input or serving",
     )
     which.required = True
     _add_step(which)

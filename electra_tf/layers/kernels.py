@@ -134,7 +134,7 @@ def gelu_activation():
 
 
 def speed_up(layer) -> int:
-    """Re-classes `layer`'s plain Dropout and EinsumDense sub-layers (itself included); returns how many.
+    """Re-classes the plain Dropout and EinsumDense layers in `layer`, itself too; returns how many.
 
     Only exact instances change (a subclass keeps its own `call`), and only their
     `call`: weights, names and seed generators stay as they are. Inside

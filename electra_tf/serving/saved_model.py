@@ -21,10 +21,12 @@ asset), so a server must have tensorflow-text's kernels: Python after
 tensorflow-text 2.12.1 (the graph uses only ops that version registers). The
 id signature needs only core TensorFlow.
 
-`jit_compile=True` (`electra-tf export --xla`) compiles the encoder and head
-with XLA inside each signature, the input checks staying outside it (XLA would
-drop them): 1.6x faster at batch 1 and 1.2x at batch 32 on 2 AVX2 cores
-(docs/results/performance.md), but each new `[batch, seq]` shape compiles once,
+The encoder and head run as `electra_tf.serving.inference` writes them for
+the inference graph (the Keras layers' maths and weights; about 1.1x faster).
+`jit_compile=True` (`electra-tf export --xla`) compiles them with XLA inside
+each signature, the input checks staying outside it (XLA would drop them):
+on 2 AVX2 cores about 1.08x faster at batch 1 and 1.06x slower at batch 32
+(docs/results/performance.md); each new `[batch, seq]` shape compiles once,
 and TF Serving runs it only when started with `--xla_cpu_compilation_enabled=true`.
 """
 
@@ -41,6 +43,7 @@ import tensorflow as tf
 from electra_tf.data.inputs import pack_inputs
 from electra_tf.data.tokenizer import ElectraTokenizer
 from electra_tf.models.discriminator import ElectraDiscriminator
+from electra_tf.serving import inference
 
 __all__ = [
     "ServingModule",
@@ -74,6 +77,8 @@ class ServingModule(tf.Module):
         tokenizer: an `ElectraTokenizer` (its vocabulary becomes an asset).
         seq_length: the text signatures' packed length.
         jit_compile: run the encoder and head as one XLA cluster (the checks stay outside).
+        keras_layers: trace the Keras layers' own forward pass instead of
+            `electra_tf.serving.inference`'s (the same outputs, slower; for comparison).
     """
 
     def __init__(
@@ -82,9 +87,11 @@ class ServingModule(tf.Module):
         tokenizer: ElectraTokenizer,
         seq_length: int = 128,
         jit_compile: bool = False,
+        keras_layers: bool = False,
     ):
         super().__init__(name="electra_serving")
         self.discriminator = discriminator
+        self._keras_layers = bool(keras_layers)
         # The encoder's weights in `encoder.weights` order: their checkpoint keys are
         # `encoder_weights/<i>/...`, which `finetuning.initialization` reads back by position.
         self.encoder_weights = [w.value for w in discriminator.encoder.weights]
@@ -162,6 +169,13 @@ class ServingModule(tf.Module):
         return self._forward(inputs)
 
     def _encode(self, inputs):
+        if not getattr(self, "_keras_layers", False) and inference.supports(self.discriminator):
+            return inference.discriminator_outputs(
+                self.discriminator,
+                inputs["token_ids"],
+                inputs["padding_mask"],
+                inputs["segment_ids"],
+            )
         sequence = self.discriminator.encoder(inputs, training=False)
         logits = self.discriminator.rtd_head(sequence)
         return {
@@ -283,6 +297,7 @@ def export_for_serving(
     strip_accents: bool | None = None,
     warmup: bool = True,
     jit_compile: bool = False,
+    keras_layers: bool = False,
 ) -> Path:
     """Writes `out_dir/<model_name>/<version>/`, a SavedModel for TF Serving.
 
@@ -296,6 +311,7 @@ def export_for_serving(
         lower_case, strip_accents: the tokenizer's normalization.
         warmup: write `assets.extra/tf_serving_warmup_requests`.
         jit_compile: compile the encoder with XLA (see the module's docstring).
+        keras_layers: serve the Keras layers' forward pass (see `ServingModule`).
 
     Returns:
         The version folder.
@@ -310,7 +326,13 @@ def export_for_serving(
     target = Path(out_dir) / model_name / str(version)
     discriminator = float32_discriminator(model)
     tokenizer = ElectraTokenizer(vocab_file, lower_case=lower_case, strip_accents=strip_accents)
-    module = ServingModule(discriminator, tokenizer, seq_length=seq_length, jit_compile=jit_compile)
+    module = ServingModule(
+        discriminator,
+        tokenizer,
+        seq_length=seq_length,
+        jit_compile=jit_compile,
+        keras_layers=keras_layers,
+    )
     signatures = {
         "serving_default": module.serve.get_concrete_function(),
         "serve_text": module.serve_text.get_concrete_function(),

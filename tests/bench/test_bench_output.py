@@ -78,11 +78,25 @@ def test_serving_lines_give_each_runtime_against_the_saved_model(capsys):
     )  # fmt: skip
     runtimes = {(r["runtime"], r["batch"]) for r in records}
     assert {("saved_model", 1), ("keras_predict", 1), ("saved_model", 2)} <= runtimes
+    assert ("saved_model_keras_layers", 2) in runtimes
     for record in records:
         assert record["kind"] == "serving" and record["p50_ms"] <= record["p99_ms"]
         assert record["sequences_per_s"] == pytest.approx(record["batch"] * 1000 / record["p50_ms"])
         if record["runtime"] == "saved_model":
             assert record["p50_vs_saved_model"] == 1.0
+        if record["runtime"] == "hf_torch":
+            assert record["paired_speedup_vs_hf_torch"] == 1.0
+
+
+def test_serving_runtimes_take_turns_in_a_rotating_order():
+    from electra_tf.bench.serving import _time_in_turns
+
+    log = []
+    calls = {name: (lambda name=name: log.append(name)) for name in "abc"}
+    times = _time_in_turns(calls, iterations=4, warmup=1)
+    assert log[:3] == ["a", "b", "c"]  # warm-up, one call each
+    assert log[3:] == list("abcbcacababc")
+    assert {name: len(seconds) for name, seconds in times.items()} == {"a": 4, "b": 4, "c": 4}
 
 
 def test_profile_line_ranks_the_step_kernels(capsys):

@@ -1,0 +1,85 @@
+"""The serving forward pass equals the Keras layers' forward pass, masks and segments included."""
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+from helpers import tiny_config
+
+from electra_tf.models.discriminator import ElectraDiscriminator
+from electra_tf.pretraining.pretrainer import ElectraPretrainer
+from electra_tf.serving import inference
+from electra_tf.serving.saved_model import ServingModule, float32_discriminator
+
+
+def _discriminator(*overrides):
+    keras.utils.set_random_seed(5)
+    model = ElectraPretrainer(tiny_config("model.num_layers=2", *overrides))
+    discriminator = float32_discriminator(model)
+    rng = np.random.default_rng(1)
+    for v in discriminator.weights:  # non-trivial weights everywhere (biases, LayerNorms too)
+        v.assign(v.numpy() + rng.normal(0, 0.2, v.shape).astype("float32"))
+    return discriminator
+
+
+def _inputs():
+    rng = np.random.default_rng(2)
+    ids = rng.integers(5, 60, size=(4, 11)).astype("int32")
+    mask = np.ones_like(ids)
+    mask[1, 7:] = 0
+    mask[2, 3:] = 0
+    mask[3, :] = 0  # no real token at all: Keras's masked softmax gives zero attention
+    segments = np.zeros_like(ids)
+    segments[:, 5:] = 1
+    return ids, mask, segments
+
+
+def _keras_outputs(discriminator, ids, mask, segments):
+    inputs = {"token_ids": ids, "padding_mask": mask, "segment_ids": segments}
+    sequence = discriminator.encoder(inputs, training=False)
+    logits = discriminator.rtd_head(sequence)
+    return {"rtd_logits": logits, "sequence_output": sequence}
+
+
+@pytest.mark.parametrize("overrides", [(), ("model.embedding_dim=16",)])
+def test_serving_forward_equals_the_keras_layers(overrides):
+    discriminator = _discriminator(*overrides)
+    assert inference.supports(discriminator)
+    assert (discriminator.encoder.embeddings_project is None) == bool(overrides)
+    ids, mask, segments = _inputs()
+    expected = _keras_outputs(discriminator, ids, mask, segments)
+    forward = tf.function(lambda *a: inference.discriminator_outputs(discriminator, *a))
+    ours = forward(tf.constant(ids), tf.constant(mask), tf.constant(segments))
+    np.testing.assert_allclose(ours["rtd_logits"], expected["rtd_logits"], atol=2e-5, rtol=1e-5)
+    np.testing.assert_allclose(
+        ours["sequence_output"], expected["sequence_output"], atol=2e-5, rtol=1e-5
+    )
+    np.testing.assert_allclose(
+        ours["pooled_output"], expected["sequence_output"][:, 0, :], atol=2e-5, rtol=1e-5
+    )
+    np.testing.assert_allclose(
+        ours["rtd_probabilities"], tf.sigmoid(expected["rtd_logits"]), atol=1e-6
+    )
+    # The check can fail: the padding mask changes real positions' outputs.
+    unmasked = _keras_outputs(discriminator, ids, np.ones_like(mask), segments)
+    assert np.abs(unmasked["rtd_logits"][1, :7] - ours["rtd_logits"][1, :7]).max() > 1e-3
+
+
+def test_a_block_it_cannot_reproduce_falls_back_to_keras():
+    discriminator = _discriminator()
+    discriminator.encoder.transformer_layers[1].normalize_first = True  # pre-LayerNorm block
+    assert not inference.supports(discriminator)
+    config = discriminator.get_config()
+    config.pop("name", None)
+    assert not inference.supports(ElectraDiscriminator(**config))  # not built
+    module = ServingModule.__new__(ServingModule)  # only the forward pass, no tokenizer
+    module.discriminator = discriminator
+    ids, mask, segments = _inputs()
+    inputs = {"token_ids": ids[:3], "padding_mask": mask[:3], "segment_ids": segments[:3]}
+    expected = _keras_outputs(discriminator, ids[:3], mask[:3], segments[:3])
+    np.testing.assert_allclose(
+        module._encode(inputs)["rtd_logits"], expected["rtd_logits"], atol=1e-6
+    )
+    # ... and the pre-LayerNorm block really computes something else.
+    ours = inference.discriminator_outputs(discriminator, ids[:3], mask[:3], segments[:3])
+    assert np.abs(ours["rtd_logits"] - expected["rtd_logits"]).max() > 1e-3
