@@ -25,7 +25,7 @@ The encoder and head run as `electra_tf.serving.inference` writes them for
 the inference graph (the Keras layers' maths and weights; about 1.1x faster).
 `jit_compile=True` (`electra-tf export --xla`) compiles them with XLA inside
 each signature, the input checks staying outside it (XLA would drop them):
-on 2 AVX2 cores about 1.08x faster at batch 1 and 1.06x slower at batch 32
+on 2 AVX2 cores about 1.12x faster at batch 1 and 1.05x slower at batch 32
 (docs/results/performance.md); each new `[batch, seq]` shape compiles once,
 and TF Serving runs it only when started with `--xla_cpu_compilation_enabled=true`.
 """
