@@ -160,11 +160,13 @@ class ServingModule(tf.Module):
         ]
 
     def _outputs(self, input_word_ids, input_mask, input_type_ids):
+        # Nothing reads an input before the checks pass (a bad segment id would otherwise
+        # reach its embedding gather, whose error names no input).
         with tf.control_dependencies(self._checks(input_word_ids, input_mask, input_type_ids)):
             inputs = {
                 "token_ids": tf.identity(input_word_ids),
-                "padding_mask": input_mask,
-                "segment_ids": input_type_ids,
+                "padding_mask": tf.identity(input_mask),
+                "segment_ids": tf.identity(input_type_ids),
             }
         return self._forward(inputs)
 

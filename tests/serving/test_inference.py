@@ -83,3 +83,36 @@ def test_a_block_it_cannot_reproduce_falls_back_to_keras():
     # ... and the pre-LayerNorm block really computes something else.
     ours = inference.discriminator_outputs(discriminator, ids[:3], mask[:3], segments[:3])
     assert np.abs(ours["rtd_logits"] - expected["rtd_logits"]).max() > 1e-3
+
+
+def test_every_use_of_an_input_waits_for_the_input_checks(tmp_path):
+    """The checks run before anything reads an input: a bad segment id is reported, not gathered.
+
+    Which of two unordered ops runs first is up to the executor, so this is checked on
+    the graph: each consumer of an input placeholder is part of a check or an Identity
+    that waits for the checks.
+    """
+    from electra_tf.data.tokenizer import ElectraTokenizer
+    from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
+
+    vocab = write_vocabulary(list(SPECIAL_TOKENS) + ["a", "b"], tmp_path / "vocab.txt")
+    for keras_layers in (False, True):
+        module = ServingModule(
+            _discriminator(), ElectraTokenizer(str(vocab)), keras_layers=keras_layers
+        )
+        graph = module.serve.get_concrete_function().graph
+        asserts = [op for op in graph.get_operations() if op.type == "Assert"]
+        assert len(asserts) >= 8
+        checks, stack = set(), list(asserts)
+        while stack:  # every op an Assert depends on
+            op = stack.pop()
+            if op not in checks:
+                checks.add(op)
+                stack.extend(tensor.op for tensor in op.inputs)
+        for name in ("input_word_ids", "input_mask", "input_type_ids"):
+            placeholder = graph.get_operation_by_name(name).outputs[0]
+            consumers = placeholder.consumers()
+            assert consumers
+            for op in consumers:
+                waits = op.type == "Identity" and op.control_inputs
+                assert op in checks or waits, f"{name} is read by {op.type} before the checks"
