@@ -98,32 +98,24 @@ def run(args: ServingOptions, emit=None) -> list[dict]:
         list(SPECIAL_TOKENS) + [f"w{i}" for i in range(vocabulary - 5)],
         os.path.join(folder, "vocab.txt"),
     )
-    exported = export_for_serving(
-        model, folder, vocab_file=vocab, warmup=False, seq_length=args.seq
-    )
     import tensorflow_text  # noqa: F401 - the export's text signatures need its ops to load
 
-    exported_xla = export_for_serving(
-        model,
-        folder,
-        vocab_file=vocab,
-        warmup=False,
-        seq_length=args.seq,
-        model_name="electra_xla",
-        jit_compile=True,
-    )
-    exported_keras = export_for_serving(
-        model,
-        folder,
-        vocab_file=vocab,
-        warmup=False,
-        seq_length=args.seq,
-        model_name="electra_keras_layers",
-        keras_layers=True,
-    )
-    signature = tf.saved_model.load(str(exported)).signatures["serving_default"]
-    signature_keras = tf.saved_model.load(str(exported_keras)).signatures["serving_default"]
-    signature_xla = tf.saved_model.load(str(exported_xla)).signatures["serving_default"]
+    signatures = {}
+    for runtime, options in (
+        ("saved_model", {}),
+        ("saved_model_keras_layers", {"keras_layers": True}),
+        ("saved_model_xla", {"jit_compile": True}),
+    ):
+        exported = export_for_serving(
+            model,
+            folder,
+            vocab_file=vocab,
+            warmup=False,
+            seq_length=args.seq,
+            model_name=runtime,
+            **options,
+        )
+        signatures[runtime] = tf.saved_model.load(str(exported)).signatures["serving_default"]
     hf_model = None
     try:
         import torch
@@ -157,11 +149,10 @@ def run(args: ServingOptions, emit=None) -> list[dict]:
         }
         candidates = {
             "keras_predict": lambda f=features: discriminator.predict_on_batch(f),
-            "saved_model": lambda t=tensors: signature(**t)["rtd_logits"].numpy(),
-            "saved_model_keras_layers": lambda t=tensors: signature_keras(**t)[
-                "rtd_logits"
-            ].numpy(),
-            "saved_model_xla": lambda t=tensors: signature_xla(**t)["rtd_logits"].numpy(),
+            **{
+                runtime: lambda t=tensors, call=call: call(**t)["rtd_logits"].numpy()
+                for runtime, call in signatures.items()
+            },
         }
         if hf_model is not None:
             import torch

@@ -171,7 +171,7 @@ class ServingModule(tf.Module):
         return self._forward(inputs)
 
     def _encode(self, inputs):
-        if not getattr(self, "_keras_layers", False) and inference.supports(self.discriminator):
+        if not self._keras_layers and inference.supports(self.discriminator):
             return inference.discriminator_outputs(
                 self.discriminator,
                 inputs["token_ids"],

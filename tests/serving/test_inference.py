@@ -73,7 +73,7 @@ def test_a_block_it_cannot_reproduce_falls_back_to_keras():
     config.pop("name", None)
     assert not inference.supports(ElectraDiscriminator(**config))  # not built
     module = ServingModule.__new__(ServingModule)  # only the forward pass, no tokenizer
-    module.discriminator = discriminator
+    module.discriminator, module._keras_layers = discriminator, False
     ids, mask, segments = _inputs()
     inputs = {"token_ids": ids[:3], "padding_mask": mask[:3], "segment_ids": segments[:3]}
     expected = _keras_outputs(discriminator, ids[:3], mask[:3], segments[:3])
