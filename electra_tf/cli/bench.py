@@ -109,6 +109,12 @@ def _add_kernels(which) -> None:
         "kernels", help="the step with the encoder's kernels against Keras's own, paired"
     )
     _add_model_flags(parser)
+    parser.add_argument(
+        "--against",
+        choices=["keras", "plain-gradients"],
+        default="keras",
+        help="baseline: Keras's kernels (default), or ours with the plain kernel gradients",
+    )
     parser.add_argument("--pairs", type=int, default=16, help="timed steps of each (default 16)")
     parser.add_argument("--warmup", type=int, default=2, help="untimed steps of each (default 2)")
     add_overrides(parser, "config override (repeatable)")

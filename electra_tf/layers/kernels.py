@@ -1,7 +1,7 @@
-"""Faster forms of three Keras pieces inside the encoder, the same maths.
+"""Faster forms of four Keras pieces inside the encoder, the same maths.
 
 The step profile (`electra-tf bench profile`, docs/results/performance.md) puts
-time into three places where Keras 3 on TensorFlow does more work than the
+time into four places where Keras 3 on TensorFlow does more work than the
 maths needs:
 
 - **Dropout** draws one float per element from Philox. `dropout` draws one
@@ -16,9 +16,12 @@ maths needs:
   and `abcd,cde->abe`) run in Keras as a batched matmul broadcasting the
   kernel over the batch, whose gradient is one matmul per example and a sum.
   `ProjectionDense` runs them as one 2-D matmul (`tensordot`).
+- **The feed-forward kernels' gradients** (`keras.layers.Dense`) are the
+  slowest matmuls of the step on oneDNN's AVX2 kernels. `FastDense` takes
+  them from `weight_gradient`, which picks a faster operand layout there.
 
-`speed_up(layer)` turns the plain `keras.layers.Dropout` and
-`keras.layers.EinsumDense` sub-layers of a built layer into these subclasses.
+`speed_up(layer)` turns the plain `keras.layers.Dropout`, `keras.layers.Dense`
+and `keras.layers.EinsumDense` sub-layers of a built layer into these subclasses.
 They override `call` only and own no state, so weights, seed generators and
 checkpoints are unchanged. Inside `with keras_kernels():` encoders are built
 with Keras's own pieces instead (`electra-tf bench kernels` times the two).
@@ -27,6 +30,7 @@ with Keras's own pieces instead (`electra-tf bench kernels` times the two).
 from __future__ import annotations
 
 import contextlib
+import os
 
 import keras
 import tensorflow as tf
@@ -39,6 +43,11 @@ __all__ = [
     "speed_up",
     "keras_kernels",
     "gelu_activation",
+    "FastDense",
+    "matmul_2d",
+    "weight_gradient",
+    "wide_gradient_layout",
+    "gradient_layout",
 ]
 
 _ENABLED = [True]
@@ -115,7 +124,103 @@ class ProjectionDense(keras.layers.EinsumDense):
         return x
 
 
-_FASTER = {keras.layers.Dropout: FastDropout, keras.layers.EinsumDense: ProjectionDense}
+#: Innermost first: "auto" (decide from the CPU and ONEDNN_MAX_CPU_ISA), "wide" or "plain".
+_LAYOUT = ["auto"]
+_LAYOUTS = ("auto", "wide", "plain")
+
+
+def _onednn_isa_is_avx2(cpuinfo: str = "/proc/cpuinfo") -> bool:
+    """Whether oneDNN's fp32 matmuls run AVX2 kernels: capped by the environment, or no AVX-512."""
+    cap = os.environ.get("ONEDNN_MAX_CPU_ISA", os.environ.get("DNNL_MAX_CPU_ISA", "")).upper()
+    if cap.startswith(("AVX", "SSE")) and not cap.startswith(("AVX512", "AVX10")):
+        return True  # AVX2, AVX2_VNNI, AVX, SSE41: a cap below AVX-512
+    try:
+        with open(cpuinfo) as handle:
+            flags = next((line for line in handle if line.startswith("flags")), "").split()
+    except OSError:
+        return False
+    return bool(flags) and not {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= set(flags)
+
+
+@contextlib.contextmanager
+def gradient_layout(name: str):
+    """Within this block, graphs traced use `weight_gradient` layout "auto", "wide" or "plain"."""
+    if name not in _LAYOUTS:
+        raise ValueError(f"gradient layout must be one of {_LAYOUTS}, got {name!r}.")
+    _LAYOUT.append(name)
+    try:
+        yield
+    finally:
+        _LAYOUT.pop()
+
+
+def wide_gradient_layout() -> bool:
+    """Whether `weight_gradient` now uses its transposed forms ("auto": on oneDNN's AVX2)."""
+    if _LAYOUT[-1] == "auto":
+        return _onednn_isa_is_avx2()
+    return _LAYOUT[-1] == "wide"
+
+
+def _materialized_transpose(x):
+    """The transpose of a 2-D tensor, written out (grappler folds a bare one into the matmul)."""
+    shape = tf.shape(x)
+    return tf.reshape(tf.transpose(x[tf.newaxis], [0, 2, 1]), [shape[1], shape[0]])
+
+
+def weight_gradient(x, upstream):
+    """`x^T @ upstream` for `x` `[M, K]` and `upstream` `[M, N]`: a kernel's gradient, `[K, N]`.
+
+    oneDNN's AVX2 matmul runs this product (transposed `x`, long `M`) at about half
+    its forward rate when one of K, N is at most 256 and the other at least 1024,
+    ELECTRA-Small's feed-forward shapes: 24 ms against 14 at M=4096, K=256,
+    N=1024. There the wide operand is written out transposed first, which oneDNN
+    multiplies at the forward rate (16 ms, transpose included). With AVX-512 the
+    plain product is the fastest form, so `wide_gradient_layout()` decides.
+    """
+    k, n = x.shape[-1], upstream.shape[-1]
+    if k and n and min(k, n) <= 256 and max(k, n) >= 1024 and wide_gradient_layout():
+        if k < n:
+            return tf.matmul(
+                x, _materialized_transpose(upstream), transpose_a=True, transpose_b=True
+            )
+        return tf.matmul(_materialized_transpose(x), upstream)
+    return tf.matmul(x, upstream, transpose_a=True)
+
+
+@tf.custom_gradient
+def matmul_2d(x, kernel):
+    """`x @ kernel` for 2-D tensors, its kernel gradient from `weight_gradient`."""
+
+    def grad(upstream):
+        return tf.matmul(upstream, kernel, transpose_b=True), weight_gradient(x, upstream)
+
+    return tf.matmul(x, kernel), grad
+
+
+class FastDense(keras.layers.Dense):
+    """`keras.layers.Dense` as one 2-D matmul whose kernel gradient comes from `weight_gradient`."""
+
+    def call(self, inputs, training=None):
+        if self.lora_enabled or self.quantization_mode is not None or inputs.shape.rank < 2:
+            return super().call(inputs, training=training)
+        units = self.kernel.shape[-1]
+        flat = tf.reshape(inputs, [-1, inputs.shape[-1]])
+        x = matmul_2d(flat, tf.cast(self.kernel, flat.dtype))
+        if self.bias is not None:
+            x = tf.nn.bias_add(x, tf.cast(self.bias, x.dtype))
+        if inputs.shape.rank != 2:
+            x = tf.reshape(x, tf.concat([tf.shape(inputs)[:-1], [units]], 0))
+            x.set_shape(inputs.shape[:-1].concatenate([units]))
+        if self.activation is not None:
+            x = self.activation(x)
+        return x
+
+
+_FASTER = {
+    keras.layers.Dropout: FastDropout,
+    keras.layers.EinsumDense: ProjectionDense,
+    keras.layers.Dense: FastDense,
+}
 
 
 @contextlib.contextmanager

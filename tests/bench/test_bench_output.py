@@ -112,13 +112,15 @@ def test_profile_line_ranks_the_step_kernels(capsys):
     assert any("MatMul" in op["op"] for op in ops)  # the dense layers' kernels are there
 
 
-def test_kernels_line_pairs_the_two_steps(capsys):
+@pytest.mark.parametrize("against", ["keras", "plain-gradients"])
+def test_kernels_line_pairs_the_two_steps(capsys, against):
     small = ("--set", "model.vocabulary_size=1200", "--set", "model.num_layers=1")
     (record,) = _lines(
         capsys, "kernels", "--recipe", "tiny", "--batch", "2", "--seq", "16", "--pairs", "3",
-        "--warmup", "0", *small,
+        "--warmup", "0", "--against", against, *small,
     )  # fmt: skip
     assert record["kind"] == "kernels_ab" and record["pairs"] == 3
+    assert record["against"] == against
     assert record["speedup_paired_min"] <= record["speedup_paired_median"]
     assert record["speedup_paired_median"] <= record["speedup_paired_max"]
-    assert record["keras_step_s_median"] > 0 and record["electra_tf_step_s_median"] > 0
+    assert record["baseline_step_s_median"] > 0 and record["electra_tf_step_s_median"] > 0

@@ -78,13 +78,14 @@ def test_projection_dense_equals_einsum_dense_in_outputs_and_gradients(
         np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-5)
 
 
-def test_speed_up_keeps_a_blocks_weights_and_inference_and_reclasses_seven_layers():
+def test_speed_up_keeps_a_blocks_weights_and_inference_and_reclasses_nine_layers():
     block = keras_hub.layers.TransformerEncoder(intermediate_dim=16, num_heads=2, dropout=0.1)
     block.build((None, None, 8))
     x = tf.random.stateless_normal([2, 5, 8], seed=[3, 4])
     paths, plain = [w.path for w in block.weights], block(x, training=False).numpy()
-    # the attention's query, key, value and output projections and its dropout; two block dropouts
-    assert kernels.speed_up(block) == 7
+    # the attention's query, key, value and output projections and its dropout; two block
+    # dropouts; the two feed-forward Dense layers
+    assert kernels.speed_up(block) == 9
     assert kernels.speed_up(block) == 0  # idempotent
     assert [w.path for w in block.weights] == paths
     np.testing.assert_allclose(block(x, training=False).numpy(), plain, atol=1e-5)
@@ -119,8 +120,9 @@ def test_encoder_with_keras_kernels_equals_the_fast_encoder_in_outputs_and_gradi
         plain = ElectraEncoder(**sizes)
         plain(inputs)
     names = {type(layer).__name__ for layer in plain._flatten_layers()}
-    assert "FastDropout" not in names and "ProjectionDense" not in names
-    assert {"FastDropout", "ProjectionDense"} <= {type(x).__name__ for x in fast._flatten_layers()}
+    assert not names & {"FastDropout", "ProjectionDense", "FastDense"}
+    fast_names = {type(x).__name__ for x in fast._flatten_layers()}
+    assert {"FastDropout", "ProjectionDense", "FastDense"} <= fast_names
     plain.set_weights(fast.get_weights())
     results = []
     for encoder in (fast, plain):
@@ -131,3 +133,70 @@ def test_encoder_with_keras_kernels_equals_the_fast_encoder_in_outputs_and_gradi
         results.append([out, *(tf.convert_to_tensor(g) for g in grads)])  # embeddings: sparse
     for a, b in zip(*results):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), atol=2e-5)
+
+
+@pytest.mark.parametrize("layout", ["plain", "wide"])
+@pytest.mark.parametrize("k, n", [(16, 1024), (1024, 16), (8, 8)])
+def test_weight_gradient_is_x_transposed_times_upstream_in_either_layout(layout, k, n):
+    x = np.random.default_rng(0).normal(size=(6, k)).astype("float32")
+    up = np.random.default_rng(1).normal(size=(6, n)).astype("float32")
+    with kernels.gradient_layout(layout):
+        graph = tf.function(kernels.weight_gradient).get_concrete_function(
+            tf.TensorSpec([None, k]), tf.TensorSpec([None, n])
+        )
+    got = graph(tf.constant(x), tf.constant(up)).numpy()
+    np.testing.assert_allclose(got, x.astype("float64").T @ up, rtol=1e-5, atol=1e-5)
+    transposes = [op for op in graph.graph.get_operations() if op.type == "Transpose"]
+    # the wide form writes out the wider operand transposed; square-ish shapes never do
+    assert len(transposes) == (1 if layout == "wide" and k != n else 0)
+
+
+def test_gradient_layout_auto_follows_the_cpu_flags_and_the_onednn_cap(tmp_path, monkeypatch):
+    with_512 = tmp_path / "avx512"
+    with_512.write_text("processor: 0\nflags\t: fpu avx2 avx512f avx512dq avx512bw avx512vl\n")
+    avx2_only = tmp_path / "avx2"
+    avx2_only.write_text("processor: 0\nflags\t: fpu avx avx2 fma\n")
+    monkeypatch.delenv("ONEDNN_MAX_CPU_ISA", raising=False)
+    monkeypatch.delenv("DNNL_MAX_CPU_ISA", raising=False)
+    assert not kernels._onednn_isa_is_avx2(str(with_512))
+    assert kernels._onednn_isa_is_avx2(str(avx2_only))
+    assert not kernels._onednn_isa_is_avx2(str(tmp_path / "missing"))
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX512_CORE")
+    assert not kernels._onednn_isa_is_avx2(str(with_512))
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "avx2")
+    assert kernels._onednn_isa_is_avx2(str(with_512))
+    with kernels.gradient_layout("plain"):
+        assert not kernels.wide_gradient_layout()
+        with kernels.gradient_layout("auto"):
+            assert kernels.wide_gradient_layout()  # the cap says AVX2
+    with pytest.raises(ValueError, match="gradient layout must be one of"):
+        with kernels.gradient_layout("fast"):
+            pass
+
+
+@pytest.mark.parametrize("layout", ["plain", "wide"])
+@pytest.mark.parametrize("input_shape", [(3, 5, 16), (7, 16)])
+def test_fast_dense_equals_dense_in_outputs_and_gradients(layout, input_shape):
+    plain = keras.layers.Dense(1024, activation="tanh")
+    plain.build(input_shape)
+    fast = keras.layers.Dense(1024, activation="tanh")
+    fast.build(input_shape)
+    fast.set_weights([w + 0.1 for w in plain.get_weights()])  # a non-zero bias
+    plain.set_weights(fast.get_weights())
+    assert kernels.speed_up(fast) == 1 and isinstance(fast, kernels.FastDense)
+    inputs = tf.random.stateless_normal(input_shape, seed=[5, 6])
+
+    @tf.function
+    def outputs_and_gradients(layer, x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = layer(x)
+            loss = tf.reduce_sum(y * tf.cos(3.0 * y))
+        return [y, *tape.gradient(loss, [x, *layer.trainable_variables])]
+
+    with kernels.gradient_layout(layout):
+        got = outputs_and_gradients(fast, inputs)
+    want = outputs_and_gradients(plain, inputs)
+    assert got[0].shape == want[0].shape == (*input_shape[:-1], 1024)
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-5)
