@@ -35,7 +35,7 @@ import tensorflow as tf
 
 from electra_tf.layers import kernels
 
-__all__ = ["supports", "discriminator_outputs", "encoder_sequence"]
+__all__ = ["supports", "discriminator_outputs", "encoder_sequence", "fused_qkv"]
 
 _SQRT_HALF = 0.7071067811865476
 #: Keras's masked softmax sets masked scores to this (float32).
@@ -83,8 +83,26 @@ def _layer_norm(x, layer):
     return x * scale + (layer.beta - mean * scale)
 
 
-def encoder_sequence(encoder, token_ids, padding_mask, segment_ids):
-    """The encoder's last hidden states as `[B*S, H]` (inference: no dropout)."""
+def fused_qkv(encoder) -> list:
+    """Per block: the query, key and value kernels side by side `[H, 3H]`, their biases `[3H]`."""
+    hidden = encoder.hidden_dim
+    fused = []
+    for layer in encoder.transformer_layers:
+        attention = layer._self_attention_layer
+        projections = (attention._query_dense, attention._key_dense, attention._value_dense)
+        kernel = tf.concat([tf.reshape(p.kernel, [hidden, hidden]) for p in projections], 1)
+        bias = tf.concat([tf.reshape(p.bias, [hidden]) for p in projections], 0)
+        fused.append((kernel, bias))
+    return fused
+
+
+def encoder_sequence(encoder, token_ids, padding_mask, segment_ids, qkv_weights=None):
+    """The encoder's last hidden states as `[B*S, H]` (inference: no dropout).
+
+    `qkv_weights`: `fused_qkv(encoder)` made once (for example as variables of a
+    serving module), so that a call does not concatenate the kernels again;
+    by default they are concatenated from the layers in the graph.
+    """
     embeddings = encoder.embeddings
     shape = tf.shape(token_ids)
     batch, length = shape[0], shape[1]
@@ -100,11 +118,10 @@ def encoder_sequence(encoder, token_ids, padding_mask, segment_ids):
     head_dim = hidden // heads
     keep = tf.cast(padding_mask, x.dtype)[:, None, None, :]  # [B, 1, 1, S]
     bias = (1.0 - keep) * _LARGE_NEGATIVE
-    for layer in encoder.transformer_layers:
+    if qkv_weights is None:
+        qkv_weights = fused_qkv(encoder)
+    for layer, (kernel, qkv_bias) in zip(encoder.transformer_layers, qkv_weights, strict=True):
         attention = layer._self_attention_layer
-        projections = (attention._query_dense, attention._key_dense, attention._value_dense)
-        kernel = tf.concat([tf.reshape(p.kernel, [hidden, hidden]) for p in projections], 1)
-        qkv_bias = tf.concat([tf.reshape(p.bias, [hidden]) for p in projections], 0)
         qkv = tf.nn.bias_add(tf.matmul(x, kernel), qkv_bias)  # [B*S, 3H]
         qkv = tf.transpose(tf.reshape(qkv, [batch, length, 3, heads, head_dim]), [2, 0, 3, 1, 4])
         query, key, value = tf.unstack(qkv)  # each [B, heads, S, head_dim]
@@ -122,11 +139,13 @@ def encoder_sequence(encoder, token_ids, padding_mask, segment_ids):
     return x
 
 
-def discriminator_outputs(discriminator, token_ids, padding_mask, segment_ids) -> dict:
+def discriminator_outputs(
+    discriminator, token_ids, padding_mask, segment_ids, qkv_weights=None
+) -> dict:
     """`rtd_logits`, `rtd_probabilities`, `sequence_output` and `pooled_output`, as served."""
     encoder, head = discriminator.encoder, discriminator.rtd_head
     shape = tf.shape(token_ids)
-    x = encoder_sequence(encoder, token_ids, padding_mask, segment_ids)
+    x = encoder_sequence(encoder, token_ids, padding_mask, segment_ids, qkv_weights)
     logits = tf.reshape(_dense(_gelu(_dense(x, head.dense)), head.dense_prediction), shape)
     sequence = tf.reshape(x, [shape[0], shape[1], encoder.hidden_dim])
     return {

@@ -92,6 +92,15 @@ class ServingModule(tf.Module):
         super().__init__(name="electra_serving")
         self.discriminator = discriminator
         self._keras_layers = bool(keras_layers)
+        # The serving forward pass's query/key/value kernels side by side, made once here from
+        # the discriminator's current weights: a call then reads them rather than concatenating
+        # three kernels per block (3-6% of a batch-1 call; the export grows by 3 H^2 per block).
+        self.fused_attention_weights = []
+        if not self._keras_layers and inference.supports(discriminator):
+            self.fused_attention_weights = [
+                [tf.Variable(kernel, trainable=False), tf.Variable(bias, trainable=False)]
+                for kernel, bias in inference.fused_qkv(discriminator.encoder)
+            ]
         # The encoder's weights in `encoder.weights` order: their checkpoint keys are
         # `encoder_weights/<i>/...`, which `finetuning.initialization` reads back by position.
         self.encoder_weights = [w.value for w in discriminator.encoder.weights]
@@ -177,6 +186,7 @@ class ServingModule(tf.Module):
                 inputs["token_ids"],
                 inputs["padding_mask"],
                 inputs["segment_ids"],
+                self.fused_attention_weights or None,
             )
         sequence = self.discriminator.encoder(inputs, training=False)
         logits = self.discriminator.rtd_head(sequence)

@@ -60,6 +60,14 @@ def test_serving_forward_equals_the_keras_layers(overrides):
     np.testing.assert_allclose(
         ours["rtd_probabilities"], tf.sigmoid(expected["rtd_logits"]), atol=1e-6
     )
+    # The query/key/value kernels concatenated once, as a serving module keeps them.
+    fused = [[tf.Variable(w) for w in pair] for pair in inference.fused_qkv(discriminator.encoder)]
+    assert len(fused) == len(discriminator.encoder.transformer_layers)
+    assert fused[0][0].shape == (16, 48) and fused[0][1].shape == (48,)  # hidden 16
+    again = tf.function(lambda *a: inference.discriminator_outputs(discriminator, *a, fused))(
+        tf.constant(ids), tf.constant(mask), tf.constant(segments)
+    )
+    np.testing.assert_allclose(again["rtd_logits"], ours["rtd_logits"], atol=1e-6)
     # The check can fail: the padding mask changes real positions' outputs.
     unmasked = _keras_outputs(discriminator, ids, np.ones_like(mask), segments)
     assert np.abs(unmasked["rtd_logits"][1, :7] - ours["rtd_logits"][1, :7]).max() > 1e-3
@@ -101,6 +109,11 @@ def test_every_use_of_an_input_waits_for_the_input_checks(tmp_path):
             _discriminator(), ElectraTokenizer(str(vocab)), keras_layers=keras_layers
         )
         graph = module.serve.get_concrete_function().graph
+        # the serving pass reads the module's fused attention kernels: no concatenation per call
+        concats = [op for op in graph.get_operations() if op.type == "ConcatV2"]
+        assert (
+            bool(concats) == keras_layers and bool(module.fused_attention_weights) != keras_layers
+        )
         asserts = [op for op in graph.get_operations() if op.type == "Assert"]
         assert len(asserts) >= 8
         checks, stack = set(), list(asserts)
