@@ -30,6 +30,7 @@ with Keras's own pieces instead (`electra-tf bench kernels` times the two).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 
 import keras
@@ -129,17 +130,23 @@ _LAYOUT = ["auto"]
 _LAYOUTS = ("auto", "wide", "plain")
 
 
-def _onednn_isa_is_avx2(cpuinfo: str = "/proc/cpuinfo") -> bool:
-    """Whether oneDNN's fp32 matmuls run AVX2 kernels: capped by the environment, or no AVX-512."""
-    cap = os.environ.get("ONEDNN_MAX_CPU_ISA", os.environ.get("DNNL_MAX_CPU_ISA", "")).upper()
-    if cap.startswith(("AVX", "SSE")) and not cap.startswith(("AVX512", "AVX10")):
-        return True  # AVX2, AVX2_VNNI, AVX, SSE41: a cap below AVX-512
+@functools.cache
+def _cpu_lacks_avx512(cpuinfo: str) -> bool:
+    """Whether `cpuinfo` lists CPU flags without AVX-512 (read once per path)."""
     try:
         with open(cpuinfo) as handle:
             flags = next((line for line in handle if line.startswith("flags")), "").split()
     except OSError:
         return False
     return bool(flags) and not {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= set(flags)
+
+
+def _onednn_isa_is_avx2(cpuinfo: str = "/proc/cpuinfo") -> bool:
+    """Whether oneDNN's fp32 matmuls run AVX2 kernels: capped by the environment, or no AVX-512."""
+    cap = os.environ.get("ONEDNN_MAX_CPU_ISA", os.environ.get("DNNL_MAX_CPU_ISA", "")).upper()
+    if cap.startswith(("AVX", "SSE")) and not cap.startswith(("AVX512", "AVX10")):
+        return True  # AVX2, AVX2_VNNI, AVX, SSE41: a cap below AVX-512
+    return _cpu_lacks_avx512(cpuinfo)
 
 
 @contextlib.contextmanager
@@ -203,7 +210,7 @@ class FastDense(keras.layers.Dense):
     def call(self, inputs, training=None):
         if self.lora_enabled or self.quantization_mode is not None or inputs.shape.rank < 2:
             return super().call(inputs, training=training)
-        units = self.kernel.shape[-1]
+        units = self.units
         flat = tf.reshape(inputs, [-1, inputs.shape[-1]])
         x = matmul_2d(flat, tf.cast(self.kernel, flat.dtype))
         if self.bias is not None:
@@ -239,7 +246,7 @@ def gelu_activation():
 
 
 def speed_up(layer) -> int:
-    """Re-classes the plain Dropout and EinsumDense layers in `layer`, itself too; returns how many.
+    """Re-classes the plain Dropout, Dense and EinsumDense layers in `layer` (itself too); a count.
 
     Only exact instances change (a subclass keeps its own `call`), and only their
     `call`: weights, names and seed generators stay as they are. Inside
