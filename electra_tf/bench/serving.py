@@ -7,11 +7,14 @@ For each batch size it times, in one process and in this order:
 1. `keras_predict`: `ElectraDiscriminator.predict_on_batch` (Keras 3);
 2. `saved_model`: the exported SavedModel's `serving_default` signature,
    loaded with `tf.saved_model.load`;
-3. `saved_model_keras_layers`: the same, exported with the Keras layers'
+3. `saved_model_<layout>_kernels`: the same with the other `kernel_layout`
+   than the one "auto" picked here (`transposed` or `plain`; each record
+   names its `kernel_layout`);
+4. `saved_model_keras_layers`: the same, exported with the Keras layers'
    own forward pass in place of `electra_tf.serving.inference`'s;
-4. `saved_model_xla`: the export written with `jit_compile=True`
+5. `saved_model_xla`: the export written with `jit_compile=True`
    (`electra-tf export --xla`), its encoder compiled by XLA;
-5. `hf_torch`: Hugging Face's `ElectraForPreTraining` of the same size on
+6. `hf_torch`: Hugging Face's `ElectraForPreTraining` of the same size on
    PyTorch (CPU, `torch.inference_mode`), when transformers is installed.
 
 Weights are random (the timing does not depend on them). After warm-up the
@@ -26,6 +29,7 @@ PyTorch's time over this runtime's in the same round (above 1: faster).
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import tempfile
 import time
@@ -100,9 +104,13 @@ def run(args: ServingOptions, emit=None) -> list[dict]:
     )
     import tensorflow_text  # noqa: F401 - the export's text signatures need its ops to load
 
-    signatures = {}
+    from electra_tf.layers.kernels import onednn_runs_avx2
+
+    other = "plain" if onednn_runs_avx2() else "transposed"
+    signatures, layouts = {}, {}
     for runtime, options in (
         ("saved_model", {}),
+        (f"saved_model_{other}_kernels", {"kernel_layout": other}),
         ("saved_model_keras_layers", {"keras_layers": True}),
         ("saved_model_xla", {"jit_compile": True}),
     ):
@@ -116,6 +124,8 @@ def run(args: ServingOptions, emit=None) -> list[dict]:
             **options,
         )
         signatures[runtime] = tf.saved_model.load(str(exported)).signatures["serving_default"]
+        asset = exported / "assets.extra" / "electra_config.json"
+        layouts[runtime] = json.loads(asset.read_text())["kernel_layout"]
     hf_model = None
     try:
         import torch
@@ -186,6 +196,7 @@ def run(args: ServingOptions, emit=None) -> list[dict]:
                 **timing,
                 "sequences_per_s": batch * 1000.0 / timing["p50_ms"],
                 "p50_vs_saved_model": timing["p50_ms"] / reference,
+                "kernel_layout": layouts.get(name),
                 **paired,
                 "onednn_enabled": os.environ.get("TF_ENABLE_ONEDNN_OPTS"),
             }

@@ -49,6 +49,7 @@ __all__ = [
     "weight_gradient",
     "wide_gradient_layout",
     "gradient_layout",
+    "onednn_runs_avx2",
 ]
 
 _ENABLED = [True]
@@ -147,6 +148,11 @@ def _onednn_isa_is_avx2(cpuinfo: str = "/proc/cpuinfo") -> bool:
     if cap.startswith(("AVX", "SSE")) and not cap.startswith(("AVX512", "AVX10")):
         return True  # AVX2, AVX2_VNNI, AVX, SSE41: a cap below AVX-512
     return _cpu_lacks_avx512(cpuinfo)
+
+
+def onednn_runs_avx2() -> bool:
+    """Whether this process's oneDNN fp32 matmuls run AVX2 kernels (a cap, or no AVX-512)."""
+    return _onednn_isa_is_avx2()
 
 
 @contextlib.contextmanager

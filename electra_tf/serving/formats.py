@@ -36,12 +36,13 @@ def export_model(
     seq_length: int = 128,
     lower_case: bool | None = None,
     jit_compile: bool = False,
+    kernel_layout: str = "auto",
 ):
     """Writes `model` (a pretrainer) in one of `FORMATS`; returns what was written.
 
     `vocab_file` and `lower_case` default to what the model's config records;
     `jit_compile` makes the TF Serving SavedModel (formats serving and all) run its
-    encoder under XLA.
+    encoder under XLA; `kernel_layout` is that SavedModel's (see `ServingModule`).
     """
     from electra_tf.config import ConfigError
     from electra_tf.pretraining.checkpoint import first_nonfinite_weight
@@ -72,6 +73,7 @@ def export_model(
             seq_length=seq_length,
             lower_case=lower_case,
             jit_compile=jit_compile,
+            kernel_layout=kernel_layout,
         )
     if format == "hub":
         from electra_tf.serving.hub import export_hub
@@ -101,6 +103,7 @@ def export_model(
             seq_length=seq_length,
             lower_case=lower_case,
             jit_compile=jit_compile,
+            kernel_layout=kernel_layout,
         )
     raise ConfigError(f"Unknown export format {format!r}: choose one of {', '.join(FORMATS)}.")
 
@@ -115,10 +118,12 @@ def write_release(
     seq_length: int = 128,
     lower_case: bool | None = None,
     jit_compile: bool = False,
+    kernel_layout: str = "auto",
 ) -> dict:
     """Writes the serving, hub and keras-hub formats into `out/` and checks each one.
 
-    `jit_compile` applies to the serving SavedModel (see `export_for_serving`).
+    `jit_compile` and `kernel_layout` apply to the serving SavedModel (see
+    `export_for_serving`).
 
     Returns:
         {"serving", "hub", "keras_hub": folders, "max_abs_difference_vs_keras": {format:
@@ -147,6 +152,7 @@ def write_release(
         model_name=model_name,
         version=version,
         jit_compile=jit_compile,
+        kernel_layout=kernel_layout,
         **common,
     )
     encoder_dir, preprocessor_dir = export_hub(model, out / "hub", **common)

@@ -14,6 +14,10 @@ optimizer (grappler with oneDNN) fuses and what it pays for:
 - query, key and value come from one matmul against the three kernels side
   by side, and attention moves heads with two transposes per block (Keras's
   `einsum`s use five);
+- where the feed-forward layer widens a narrow input (at most 256 to at least
+  1024, ELECTRA-Small's 256 -> 1024), its kernel can be read stored transposed
+  `[out, in]` (`transposed_wide_kernels`): oneDNN's AVX2 matmul runs that
+  product at batch 1 in 0.46 ms against 0.81 (on AVX-512, 0.56 against 0.48);
 - the padding mask becomes one additive bias for all blocks; the
   probabilities are then multiplied by the mask, so a row with no real token
   gives zeros, as Keras's masked softmax does.
@@ -35,7 +39,14 @@ import tensorflow as tf
 
 from electra_tf.layers import kernels
 
-__all__ = ["supports", "discriminator_outputs", "encoder_sequence", "fused_qkv"]
+__all__ = [
+    "supports",
+    "discriminator_outputs",
+    "encoder_sequence",
+    "fused_qkv",
+    "widens_narrow_input",
+    "transposed_wide_kernels",
+]
 
 _SQRT_HALF = 0.7071067811865476
 #: Keras's masked softmax sets masked scores to this (float32).
@@ -96,12 +107,30 @@ def fused_qkv(encoder) -> list:
     return fused
 
 
-def encoder_sequence(encoder, token_ids, padding_mask, segment_ids, qkv_weights=None):
+def widens_narrow_input(encoder) -> bool:
+    """Whether the feed-forward layer goes from at most 256 features to at least 1024."""
+    return encoder.hidden_dim <= 256 and encoder.intermediate_dim >= 1024
+
+
+def transposed_wide_kernels(encoder) -> list:
+    """Per block, the feed-forward intermediate kernel stored transposed, `[intermediate, H]`."""
+    return [
+        tf.transpose(layer._feedforward_intermediate_dense.kernel)
+        for layer in encoder.transformer_layers
+    ]
+
+
+def encoder_sequence(
+    encoder, token_ids, padding_mask, segment_ids, qkv_weights=None, wide_kernels_t=None
+):
     """The encoder's last hidden states as `[B*S, H]` (inference: no dropout).
 
     `qkv_weights`: `fused_qkv(encoder)` made once (for example as variables of a
     serving module), so that a call does not concatenate the kernels again;
     by default they are concatenated from the layers in the graph.
+    `wide_kernels_t`: `transposed_wide_kernels(encoder)` made once; the
+    feed-forward intermediate matmul then reads them (`x @ kernel_t^T`, the
+    same product) instead of the layers' kernels.
     """
     embeddings = encoder.embeddings
     shape = tf.shape(token_ids)
@@ -120,7 +149,10 @@ def encoder_sequence(encoder, token_ids, padding_mask, segment_ids, qkv_weights=
     bias = (1.0 - keep) * _LARGE_NEGATIVE
     if qkv_weights is None:
         qkv_weights = fused_qkv(encoder)
-    for layer, (kernel, qkv_bias) in zip(encoder.transformer_layers, qkv_weights, strict=True):
+    if wide_kernels_t is None:
+        wide_kernels_t = [None] * len(encoder.transformer_layers)
+    blocks = zip(encoder.transformer_layers, qkv_weights, wide_kernels_t, strict=True)
+    for layer, (kernel, qkv_bias), wide_kernel_t in blocks:
         attention = layer._self_attention_layer
         qkv = tf.nn.bias_add(tf.matmul(x, kernel), qkv_bias)  # [B*S, 3H]
         qkv = tf.transpose(tf.reshape(qkv, [batch, length, 3, heads, head_dim]), [2, 0, 3, 1, 4])
@@ -132,7 +164,12 @@ def encoder_sequence(encoder, token_ids, padding_mask, segment_ids, qkv_weights=
         x = _layer_norm(
             _dense(context, attention._output_dense) + x, layer._self_attention_layer_norm
         )
-        inner = _gelu(_dense(x, layer._feedforward_intermediate_dense))
+        intermediate = layer._feedforward_intermediate_dense
+        if wide_kernel_t is None:
+            inner = _gelu(_dense(x, intermediate))
+        else:
+            product = tf.matmul(x, wide_kernel_t, transpose_b=True)
+            inner = _gelu(tf.nn.bias_add(product, intermediate.bias))
         x = _layer_norm(
             _dense(inner, layer._feedforward_output_dense) + x, layer._feedforward_layer_norm
         )
@@ -140,12 +177,12 @@ def encoder_sequence(encoder, token_ids, padding_mask, segment_ids, qkv_weights=
 
 
 def discriminator_outputs(
-    discriminator, token_ids, padding_mask, segment_ids, qkv_weights=None
+    discriminator, token_ids, padding_mask, segment_ids, qkv_weights=None, wide_kernels_t=None
 ) -> dict:
     """`rtd_logits`, `rtd_probabilities`, `sequence_output` and `pooled_output`, as served."""
     encoder, head = discriminator.encoder, discriminator.rtd_head
     shape = tf.shape(token_ids)
-    x = encoder_sequence(encoder, token_ids, padding_mask, segment_ids, qkv_weights)
+    x = encoder_sequence(encoder, token_ids, padding_mask, segment_ids, qkv_weights, wide_kernels_t)
     logits = tf.reshape(_dense(_gelu(_dense(x, head.dense)), head.dense_prediction), shape)
     sequence = tf.reshape(x, [shape[0], shape[1], encoder.hidden_dim])
     return {

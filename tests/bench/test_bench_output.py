@@ -79,11 +79,17 @@ def test_serving_lines_give_each_runtime_against_the_saved_model(capsys):
     runtimes = {(r["runtime"], r["batch"]) for r in records}
     assert {("saved_model", 1), ("keras_predict", 1), ("saved_model", 2)} <= runtimes
     assert ("saved_model_keras_layers", 2) in runtimes
+    # the other kernel layout than "auto" picked here; the tiny model's layer does not widen
+    others = {name for name, _ in runtimes if name.endswith("_kernels")}
+    assert len(others) == 1
+    assert others <= {"saved_model_plain_kernels", "saved_model_transposed_kernels"}
     for record in records:
         assert record["kind"] == "serving" and record["p50_ms"] <= record["p99_ms"]
         assert record["sequences_per_s"] == pytest.approx(record["batch"] * 1000 / record["p50_ms"])
         if record["runtime"] == "saved_model":
             assert record["p50_vs_saved_model"] == 1.0
+        exported = record["runtime"].startswith("saved_model")
+        assert record["kernel_layout"] == ("plain" if exported else None)
         if record["runtime"] == "hf_torch":
             assert record["paired_speedup_vs_hf_torch"] == 1.0
 

@@ -129,3 +129,63 @@ def test_every_use_of_an_input_waits_for_the_input_checks(tmp_path):
             for op in consumers:
                 waits = op.type == "Identity" and op.control_inputs
                 assert op in checks or waits, f"{name} is read by {op.type} before the checks"
+
+
+def test_transposed_wide_kernels_give_the_same_outputs():
+    """ELECTRA-Small's 256 -> 1024 layer shape, scaled down: kernels read stored transposed."""
+    discriminator = _discriminator("model.intermediate_dim=1024")
+    encoder = discriminator.encoder
+    assert inference.widens_narrow_input(encoder)
+    assert not inference.widens_narrow_input(_discriminator().encoder)  # 16 -> 32
+    transposed = inference.transposed_wide_kernels(encoder)
+    assert len(transposed) == len(encoder.transformer_layers)
+    first = encoder.transformer_layers[0]._feedforward_intermediate_dense.kernel.numpy()
+    np.testing.assert_array_equal(transposed[0], first.T)
+    ids, mask, segments = [tf.constant(a) for a in _inputs()]
+    plain = inference.discriminator_outputs(discriminator, ids, mask, segments)
+    ours = tf.function(
+        lambda *a: inference.discriminator_outputs(discriminator, *a, None, transposed)
+    )
+    result = ours(ids, mask, segments)
+    np.testing.assert_allclose(result["rtd_logits"], plain["rtd_logits"], atol=1e-5)
+    np.testing.assert_allclose(result["sequence_output"], plain["sequence_output"], atol=1e-5)
+    # The graph multiplies by them with transpose_b and never transposes them per call.
+    graph = ours.get_concrete_function(ids, mask, segments).graph
+    products = [op for op in graph.get_operations() if op.type == "MatMul"]
+    assert sum(op.get_attr("transpose_b") for op in products) == len(transposed)
+    # The check can fail: the kernels' transposes are what is read.
+    wrong = [tf.zeros_like(kernel) for kernel in transposed]
+    zeroed = inference.discriminator_outputs(discriminator, ids, mask, segments, None, wrong)
+    assert np.abs(zeroed["rtd_logits"] - plain["rtd_logits"]).max() > 1e-3
+
+
+def test_the_serving_module_stores_transposed_kernels_by_layout(tmp_path, monkeypatch):
+    from electra_tf.data.tokenizer import ElectraTokenizer
+    from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
+    from electra_tf.layers import kernels
+
+    tokenizer = ElectraTokenizer(
+        str(write_vocabulary(list(SPECIAL_TOKENS) + ["a", "b"], tmp_path / "vocab.txt"))
+    )
+    wide = _discriminator("model.intermediate_dim=1024")
+    ids, mask, segments = [tf.constant(a) for a in _inputs()]
+    outputs = {}
+    for layout in ("transposed", "plain"):
+        module = ServingModule(wide, tokenizer, kernel_layout=layout)
+        assert module.kernel_layout == layout
+        stored = module.transposed_wide_kernels
+        assert len(stored) == (2 if layout == "transposed" else 0)
+        saved = {id(v) for v in module.variables}
+        assert all(v.shape == (1024, 16) and id(v) in saved for v in stored)
+        outputs[layout] = module.serve(ids, mask, segments)["rtd_logits"]
+    np.testing.assert_allclose(outputs["transposed"], outputs["plain"], atol=1e-5)
+    # "auto" follows oneDNN's instruction set; a layer that does not widen stays plain.
+    monkeypatch.setattr(kernels, "onednn_runs_avx2", lambda: True)
+    assert ServingModule(wide, tokenizer).kernel_layout == "transposed"
+    assert ServingModule(_discriminator(), tokenizer).kernel_layout == "plain"
+    assert ServingModule(wide, tokenizer, keras_layers=True).transposed_wide_kernels == []
+    assert ServingModule(wide, tokenizer, jit_compile=True).kernel_layout == "plain"  # XLA's dot
+    monkeypatch.setattr(kernels, "onednn_runs_avx2", lambda: False)
+    assert ServingModule(wide, tokenizer).kernel_layout == "plain"
+    with pytest.raises(ValueError, match="kernel_layout must be one of"):
+        ServingModule(wide, tokenizer, kernel_layout="sideways")
