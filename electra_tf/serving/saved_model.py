@@ -22,7 +22,9 @@ tensorflow-text 2.12.1 (the graph uses only ops that version registers). The
 id signature needs only core TensorFlow.
 
 The encoder and head run as `electra_tf.serving.inference` writes them for
-the inference graph (the Keras layers' maths and weights; about 1.1x faster).
+the inference graph (the Keras layers' maths and weights; about 1.1x faster),
+with a layer that widens a narrow input read from kernels stored transposed
+where oneDNN runs AVX2 (`kernel_layout`, see `ServingModule`).
 `jit_compile=True` (`electra-tf export --xla`) compiles them with XLA inside
 each signature, the input checks staying outside it (XLA would drop them):
 on 2 AVX2 cores about 1.12x faster at batch 1 and 1.05x slower at batch 32
