@@ -138,7 +138,7 @@ class ServingModule(tf.Module):
         self.kernel_layout = "transposed" if self.transposed_wide_kernels else "plain"
         # The encoder's weights in `encoder.weights` order: their checkpoint keys are
         # `encoder_weights/<i>/...`, which `finetuning.initialization` reads back by position.
-        self.encoder_weights = [w.value for w in discriminator.encoder.weights]
+        self.encoder_weights = list(discriminator.encoder.weights)
         self.tokenizer = tokenizer
         self.max_sequence_length = int(discriminator.encoder.max_sequence_length)
         self.vocabulary_size = int(discriminator.encoder.vocabulary_size)

@@ -121,6 +121,20 @@ def test_tf_serving_layout_and_clean_signatures(exported):
     ):
         assert name in shown.stdout
     assert "__saved_model_init_op" not in shown.stdout.split("signature_def['serving_default']")[1]
+    # Each encoder weight is stored once, under `encoder_weights/<i>` (not also under the
+    # discriminator's own path): the export is not twice the model's size.
+    stored = dict(tf.train.list_variables(str(version / "variables" / "variables")))
+    encoder = exported["model"].discriminator.encoder
+    for i, weight in enumerate(encoder.weights):
+        assert stored[f"encoder_weights/{i}/.ATTRIBUTES/VARIABLE_VALUE"] == list(weight.shape)
+    assert not [key for key in stored if key.startswith("discriminator/encoder/")]
+    head = exported["model"].discriminator.rtd_head.weights
+    model_size = sum(int(np.prod(w.shape)) for w in encoder.weights + head)
+    fused = sum(
+        int(np.prod(shape)) for key, shape in stored.items() if key.startswith("fused_attention")
+    )
+    total = sum(int(np.prod(shape)) for key, shape in stored.items() if shape)
+    assert total == model_size + fused
 
 
 def test_warmup_requests_are_prediction_logs(exported):
