@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import types
 from pathlib import Path
 
 import tensorflow as tf
@@ -49,7 +50,7 @@ def _inputs(inputs):
 
 class _HubMlm(AutoTrackable):
     def __init__(self, generator):
-        self.generator = generator
+        self._keras = types.SimpleNamespace(generator=generator)  # not saved: see HubEncoder
         self.__call__ = tf.function(self._forward)
         spec = {
             **_INPUT_SPEC,
@@ -62,16 +63,24 @@ class _HubMlm(AutoTrackable):
 
     def _forward(self, inputs, training=False):
         features = {**_inputs(inputs), "mask_positions": inputs["masked_lm_positions"]}
-        sequence = self.generator.encoder(features, training=training)
-        logits = self.generator.mlm_head(sequence, mask_positions=inputs["masked_lm_positions"])
+        generator = self._keras.generator
+        sequence = generator.encoder(features, training=training)
+        logits = generator.mlm_head(sequence, mask_positions=inputs["masked_lm_positions"])
         return {"mlm_logits": logits, "sequence_output": sequence}
 
 
 class HubEncoder(AutoTrackable):
     """The discriminator's encoder in TF-Hub's calling convention (see the module docstring)."""
 
+    @property
+    def encoder(self):
+        return self._keras.encoder
+
     def __init__(self, discriminator, generator=None):
-        self.encoder = discriminator.encoder
+        # The Keras models sit in a plain namespace, which the SavedModel does not follow: their
+        # variables are saved once, as the `tf.Variable`s listed under `encoder_weights` and
+        # `variables` (which `hub.KerasLayer` needs), not a second time as Keras variables.
+        self._keras = types.SimpleNamespace(encoder=discriminator.encoder)
         self.encoder_weights = [w.value for w in self.encoder.weights]  # see ServingModule
         # `variables` (unlike Keras's `weights`) includes the dropout seed-generator states,
         # which the training=True trace reads and assigns.

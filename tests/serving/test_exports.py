@@ -328,6 +328,12 @@ def test_text_graph_uses_only_ops_of_tensorflow_text_2_12_1(exported):
 
 def test_hub_pair_in_fresh_processes_with_three_consumers(exported, tmp_path):
     model = exported["model"]
+    # The Keras models are not saved beside their tf.Variables: each weight is stored once.
+    encoder_dir = exported["hub_parts"][0]
+    stored = dict(tf.train.list_variables(str(encoder_dir / "variables" / "variables")))
+    assert not [key for key in stored if key.startswith(("encoder/", "mlm/"))]
+    for i, weight in enumerate(model.discriminator.encoder.weights):
+        assert stored[f"encoder_weights/{i}/.ATTRIBUTES/VARIABLE_VALUE"] == list(weight.shape)
     ids, mask, types = _inputs(model, batch=2)
     rng = np.random.default_rng(1)
     train_ids = rng.integers(5, model.config.model.vocabulary_size, size=(32, 10)).astype(np.int32)
