@@ -50,6 +50,7 @@ __all__ = [
     "wide_gradient_layout",
     "gradient_layout",
     "onednn_runs_avx2",
+    "narrow_and_wide",
 ]
 
 _ENABLED = [True]
@@ -142,7 +143,7 @@ def _cpu_lacks_avx512(cpuinfo: str) -> bool:
     return bool(flags) and not {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= set(flags)
 
 
-def _onednn_isa_is_avx2(cpuinfo: str = "/proc/cpuinfo") -> bool:
+def onednn_runs_avx2(cpuinfo: str = "/proc/cpuinfo") -> bool:
     """Whether oneDNN's fp32 matmuls run AVX2 kernels: capped by the environment, or no AVX-512."""
     cap = os.environ.get("ONEDNN_MAX_CPU_ISA", os.environ.get("DNNL_MAX_CPU_ISA", "")).upper()
     if cap.startswith(("AVX", "SSE")) and not cap.startswith(("AVX512", "AVX10")):
@@ -150,9 +151,14 @@ def _onednn_isa_is_avx2(cpuinfo: str = "/proc/cpuinfo") -> bool:
     return _cpu_lacks_avx512(cpuinfo)
 
 
-def onednn_runs_avx2() -> bool:
-    """Whether this process's oneDNN fp32 matmuls run AVX2 kernels (a cap, or no AVX-512)."""
-    return _onednn_isa_is_avx2()
+def narrow_and_wide(a: int, b: int) -> bool:
+    """Whether one side is at most 256 and the other at least 1024 (ELECTRA-Small's 256, 1024).
+
+    On such kernels oneDNN's AVX2 matmul runs some operand layouts at about half
+    rate: the kernel gradient in training (`weight_gradient`), and the forward
+    product at a few rows when the kernel widens its input (the serving graph).
+    """
+    return min(a, b) <= 256 and max(a, b) >= 1024
 
 
 @contextlib.contextmanager
@@ -170,7 +176,7 @@ def gradient_layout(name: str):
 def wide_gradient_layout() -> bool:
     """Whether `weight_gradient` now uses its transposed forms ("auto": on oneDNN's AVX2)."""
     if _LAYOUT[-1] == "auto":
-        return _onednn_isa_is_avx2()
+        return onednn_runs_avx2()
     return _LAYOUT[-1] == "wide"
 
 
@@ -191,7 +197,7 @@ def weight_gradient(x, upstream):
     plain product is the fastest form, so `wide_gradient_layout()` decides.
     """
     k, n = x.shape[-1], upstream.shape[-1]
-    if k and n and min(k, n) <= 256 and max(k, n) >= 1024 and wide_gradient_layout():
+    if k and n and narrow_and_wide(k, n) and wide_gradient_layout():
         if k < n:
             return tf.matmul(
                 x, _materialized_transpose(upstream), transpose_a=True, transpose_b=True

@@ -109,7 +109,8 @@ def fused_qkv(encoder) -> list:
 
 def widens_narrow_input(encoder) -> bool:
     """Whether the feed-forward layer goes from at most 256 features to at least 1024."""
-    return encoder.hidden_dim <= 256 and encoder.intermediate_dim >= 1024
+    hidden, intermediate = encoder.hidden_dim, encoder.intermediate_dim
+    return hidden < intermediate and kernels.narrow_and_wide(hidden, intermediate)
 
 
 def transposed_wide_kernels(encoder) -> list:

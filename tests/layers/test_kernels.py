@@ -158,13 +158,13 @@ def test_gradient_layout_auto_follows_the_cpu_flags_and_the_onednn_cap(tmp_path,
     avx2_only.write_text("processor: 0\nflags\t: fpu avx avx2 fma\n")
     monkeypatch.delenv("ONEDNN_MAX_CPU_ISA", raising=False)
     monkeypatch.delenv("DNNL_MAX_CPU_ISA", raising=False)
-    assert not kernels._onednn_isa_is_avx2(str(with_512))
-    assert kernels._onednn_isa_is_avx2(str(avx2_only))
-    assert not kernels._onednn_isa_is_avx2(str(tmp_path / "missing"))
+    assert not kernels.onednn_runs_avx2(str(with_512))
+    assert kernels.onednn_runs_avx2(str(avx2_only))
+    assert not kernels.onednn_runs_avx2(str(tmp_path / "missing"))
     monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX512_CORE")
-    assert not kernels._onednn_isa_is_avx2(str(with_512))
+    assert not kernels.onednn_runs_avx2(str(with_512))
     monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "avx2")
-    assert kernels._onednn_isa_is_avx2(str(with_512))
+    assert kernels.onednn_runs_avx2(str(with_512))
     with kernels.gradient_layout("plain"):
         assert not kernels.wide_gradient_layout()
         with kernels.gradient_layout("auto"):
