@@ -92,6 +92,8 @@ def test_values_are_validated_with_one_sentence():
         config.override("model.weight_tying=all")
     with pytest.raises(ConfigError, match="exceeds model.max_sequence_length"):
         config.override("data.sequence_length=256")
+    with pytest.raises(ConfigError, match="objective.sampler must be one of inverse_cdf, gumbel"):
+        load_recipe("tiny").override("objective.sampler=multinomial")
     with pytest.raises(ConfigError, match="train.strategy must be one of"):
         config.override("train.strategy=horovod")
     assert config.override("data.sequence_length=256", "model.max_sequence_length=512")

@@ -195,6 +195,9 @@ class ModelConfig:
         )
 
 
+SAMPLERS = ("inverse_cdf", "gumbel")
+
+
 @dataclasses.dataclass(frozen=True)
 class ObjectiveConfig:
     """Masking, sampling and loss weights of the pre-training objective."""
@@ -205,6 +208,7 @@ class ObjectiveConfig:
     random_token_rate: float = 0.0  # chosen positions shown as a random token (BERT: 0.1)
     max_predictions_per_seq: int = 0  # 0: int((mask_rate + 0.005) * sequence_length)
     temperature: float = 1.0  # generator sampling temperature
+    sampler: str = "inverse_cdf"  # or "gumbel" (the reference's); the same distribution
     disallow_correct: bool = False  # push the true token's logit down before sampling
     mlm_weight: float = 1.0
     discriminator_weight: float = 50.0
@@ -231,6 +235,9 @@ class ObjectiveConfig:
             )
         if self.temperature <= 0:
             raise ConfigError(f"objective.temperature must be positive, got {self.temperature}.")
+        if self.sampler not in SAMPLERS:
+            choices = ", ".join(SAMPLERS)
+            raise ConfigError(f"objective.sampler must be one of {choices}, got {self.sampler!r}.")
         if self.max_predictions_per_seq < 0:
             raise ConfigError("objective.max_predictions_per_seq must be 0 (derived) or positive.")
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 __all__ = [
+    "sparse_softmax_cross_entropy",
     "masked_lm_loss",
     "discriminator_loss",
     "copy_mixture_loss",
@@ -23,6 +24,45 @@ __all__ = [
 def weighted_mean_normalizer(weights) -> tf.Tensor:
     """sum(weights) + 1e-6: the reference's denominator on one device."""
     return tf.reduce_sum(tf.cast(weights, tf.float32)) + 1e-6
+
+
+@tf.custom_gradient
+def _cross_entropy_rows(logits, labels):
+    top = tf.stop_gradient(tf.reduce_max(logits, axis=-1))
+    mass = tf.exp(logits - top[:, None])
+    total = tf.reduce_sum(mass, axis=-1)
+    rows = tf.range(tf.shape(logits)[0])
+    at_label = tf.gather(logits, labels, batch_dims=1)
+    per_row = tf.math.log(total) + top - at_label
+
+    def grad(upstream):
+        # d/dlogits = upstream * (softmax - onehot(label)): one scaled pass, then the labels.
+        gradient = mass * (upstream / total)[:, None]
+        where = tf.stack([rows, labels], axis=1)
+        return tf.tensor_scatter_nd_sub(gradient, where, upstream), None
+
+    return per_row, grad
+
+
+def sparse_softmax_cross_entropy(logits, labels) -> tf.Tensor:
+    """`tf.nn.sparse_softmax_cross_entropy_with_logits` for float32, from fewer passes.
+
+    TensorFlow's CPU kernel takes about as long as the generator's vocabulary projection
+    at 640 x 30,522 logits; this one (a max, an exp and a sum forward, one scaled pass
+    backward) about half. Labels must lie in [0, V): one outside is an error.
+
+    Args:
+        logits: float32 `[..., V]`.
+        labels: int `[...]`.
+
+    Returns:
+        float32 `[...]`, -log softmax(logits)[label].
+    """
+    logits = tf.convert_to_tensor(logits, tf.float32)
+    outer = tf.shape(logits)[:-1]
+    flat = tf.reshape(logits, [-1, tf.shape(logits)[-1]])
+    labels = tf.reshape(tf.cast(labels, tf.int32), [-1])
+    return tf.reshape(_cross_entropy_rows(flat, labels), outer)
 
 
 def masked_lm_loss(logits, targets, weights, normalizer=None):
@@ -39,9 +79,7 @@ def masked_lm_loss(logits, targets, weights, normalizer=None):
     """
     logits = tf.cast(logits, tf.float32)
     weights = tf.cast(weights, tf.float32)
-    per_slot = tf.nn.sparse_softmax_cross_entropy_with_logits(
-        labels=tf.cast(targets, tf.int32), logits=logits
-    )
+    per_slot = sparse_softmax_cross_entropy(logits, targets)
     if normalizer is None:
         normalizer = weighted_mean_normalizer(weights)
     return tf.reduce_sum(per_slot * weights) / normalizer, per_slot

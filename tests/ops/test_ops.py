@@ -212,6 +212,61 @@ def test_gumbel_samples_follow_the_softmax():
     )
 
 
+def test_vocabulary_blocks_tile_the_row_or_pad_it():
+    assert sampling.vocabulary_blocks(30522) == 5087  # 6 x 5,087
+    assert sampling.vocabulary_blocks(30000) == 200  # 150 x 200
+    assert sampling.vocabulary_blocks(97) == 97  # prime, one block
+    assert sampling.vocabulary_blocks(65537) == 257  # prime, padded to 256 x 257
+
+
+def test_block_argmax_is_argmax_with_first_maximum_on_ties():
+    rng = np.random.default_rng(3)
+    for vocabulary in (5, 97, 30000, 65537):  # one block, one prime block, tiled, padded
+        logits = tf.constant(rng.integers(-3, 4, size=(4, 3, vocabulary)).astype("float32"))
+        np.testing.assert_array_equal(
+            sampling.block_argmax(logits).numpy(), tf.argmax(logits, axis=-1).numpy()
+        )
+    tie = np.full([1, 30000], -1.0, "float32")
+    tie[0, [7, 299, 20000]] = 2.0  # maxima in three blocks: the first wins
+    assert int(sampling.block_argmax(tf.constant(tie))[0]) == 7
+
+
+def test_inverse_cdf_sample_inverts_the_cdf_by_hand():
+    # p = (1/8, 3/8, 4/8, 0): u below 1/8 gives 0, below 1/2 gives 1, else 2; never 3
+    logits = tf.math.log(tf.constant([[1.0, 3.0, 4.0, 0.0]]))
+    for u, expected in [(0.0, 0), (0.124, 0), (0.126, 1), (0.49, 1), (0.51, 2), (0.9999999, 2)]:
+        assert int(sampling.inverse_cdf_sample(logits, tf.constant([u]))[0]) == expected, u
+    # disallow lowers the true token by 1000: u = 0.3 then falls in id 2's share (4/5)
+    ids = sampling.inverse_cdf_sample(logits, tf.constant([0.3]), disallow=tf.constant([1]))
+    assert int(ids[0]) == 2
+    # a zero-mass tail at the end of a padded block is never drawn, even at u -> 1
+    tail = np.full([1, 65537], -1e4, "float32")
+    tail[0, 40000] = 0.0
+    assert int(sampling.inverse_cdf_sample(tf.constant(tail), tf.constant([0.9999999]))[0]) == 40000
+
+
+def test_inverse_cdf_samples_follow_the_softmax():
+    n = 40000
+    uniforms = random.uniform(random.row_keys(11, 0, 4, tf.range(n)), 1)[:, 0]
+    logits = tf.constant([[0.0, 1.0, 2.0, -1.0]])
+    samples = sampling.inverse_cdf_sample(tf.tile(logits, [n, 1]), uniforms).numpy()
+    np.testing.assert_allclose(
+        np.bincount(samples, minlength=4) / n, tf.nn.softmax(logits).numpy()[0], atol=0.01
+    )
+    hot = sampling.inverse_cdf_sample(tf.tile(logits, [n, 1]), uniforms, temperature=0.5)
+    np.testing.assert_allclose(
+        np.bincount(hot.numpy(), minlength=4) / n,
+        tf.nn.softmax(logits / 0.5).numpy()[0],
+        atol=0.01,
+    )
+    # Across blocks and slices (30,000 = 150 x 200): the mass of each block of 200 ids.
+    wide = tf.constant(np.random.default_rng(5).normal(size=(1, 30000)).astype("float32") * 2)
+    drawn = sampling.inverse_cdf_sample(tf.tile(wide, [n, 1]), uniforms).numpy()
+    per_block = np.bincount(drawn // 200, minlength=150) / n
+    expected = tf.nn.softmax(wide).numpy()[0].reshape(150, 200).sum(axis=1)
+    np.testing.assert_allclose(per_block, expected, atol=0.01)
+
+
 def test_corrupt_labels_only_changed_tokens():
     ids = tf.constant([[CLS, 10, 11, 12, SEP]])
     positions = tf.constant([[1, 3, 0]])
@@ -223,6 +278,27 @@ def test_corrupt_labels_only_changed_tokens():
 
 
 # Losses ----------------------------------------------------------------------------------------
+
+
+def test_sparse_softmax_cross_entropy_equals_tensorflows_in_value_and_gradient():
+    rng = np.random.default_rng(2)
+    for vocabulary in (5, 97, 30522):
+        logits = tf.constant(rng.normal(size=(3, 4, vocabulary)).astype("float32") * 4)
+        labels = tf.constant(rng.integers(0, vocabulary, size=(3, 4)).astype("int32"))
+        weights = tf.reshape(tf.range(12.0), [3, 4])  # a different upstream per row
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch(logits)
+            ours = losses.sparse_softmax_cross_entropy(logits, labels)
+            theirs = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+            ours_sum, theirs_sum = tf.reduce_sum(ours * weights), tf.reduce_sum(theirs * weights)
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(
+            tape.gradient(ours_sum, logits).numpy(),
+            tape.gradient(theirs_sum, logits).numpy(),
+            atol=1e-6,
+        )
+    with pytest.raises(tf.errors.InvalidArgumentError):  # a label outside [0, V)
+        losses.sparse_softmax_cross_entropy(tf.zeros([1, 3]), tf.constant([3]))
 
 
 def test_masked_lm_loss_by_hand():

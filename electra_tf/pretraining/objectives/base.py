@@ -17,7 +17,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from electra_tf.ops import losses, masking, random
+from electra_tf.ops import losses, masking, random, sampling
 
 __all__ = ["Streams", "StepContext", "StepOutput", "Objective"]
 
@@ -28,7 +28,7 @@ class Streams:
     POSITIONS = 1  # which positions to mask
     ACTION = 2  # [MASK] / random token / kept
     RANDOM_TOKEN = 3  # the random token, where one is shown
-    GUMBEL = 4  # generator sampling noise
+    GUMBEL = 4  # generator sampling noise (Gumbel-max, or inverse-CDF uniforms)
     EXTRA = 5  # first stream free for an objective's own use
 
 
@@ -271,7 +271,7 @@ class Objective:
             "cross_entropy": per_slot,
             "weights": masked.weights,
             "targets": masked.targets,
-            "predictions": tf.argmax(logits, axis=-1, output_type=tf.int32),
+            "predictions": sampling.block_argmax(logits),
         }
         if samples is not None:
             report["samples"] = samples

@@ -67,17 +67,25 @@ class ElectraObjective(Objective):
         )
 
     def sample(self, logits, masked, context: StepContext):
-        """Gumbel-max samples `[B, N]` from the generator's logits `[B, N, V]`."""
+        """Samples `[B, N]` from the generator's logits `[B, N, V]` (`objective.sampler`)."""
         objective = self.config.objective
-        vocabulary = self.config.model.vocabulary_size
         n = self.num_predictions
-        noise = context.uniform(Streams.GUMBEL, vocabulary, rows_per_example=n)
-        noise = tf.reshape(noise, tf.shape(logits))
-        return sampling.gumbel_max_sample(
+        disallow = masked.targets if objective.disallow_correct else None
+        if objective.sampler == "gumbel":
+            vocabulary = self.config.model.vocabulary_size
+            noise = context.uniform(Streams.GUMBEL, vocabulary, rows_per_example=n)
+            return sampling.gumbel_max_sample(
+                logits,
+                tf.reshape(noise, tf.shape(logits)),
+                temperature=objective.temperature,
+                disallow=disallow,
+            )
+        uniform = context.uniform(Streams.GUMBEL, 1, rows_per_example=n)
+        return sampling.inverse_cdf_sample(
             logits,
-            noise,
+            tf.reshape(uniform, tf.shape(logits)[:-1]),
             temperature=objective.temperature,
-            disallow=masked.targets if objective.disallow_correct else None,
+            disallow=disallow,
         )
 
     def generate(self, batch, masked, context: StepContext, training, with_gradients, sample=True):
