@@ -18,9 +18,9 @@ optimizer (grappler with oneDNN) fuses and what it pays for:
   1024, ELECTRA-Small's 256 -> 1024), its kernel can be read stored transposed
   `[out, in]` (`transposed_wide_kernels`): oneDNN's AVX2 matmul runs that
   product at batch 1 in 0.46 ms against 0.81 (on AVX-512, 0.56 against 0.48);
-- the padding mask becomes one additive bias for all blocks; the
-  probabilities are then multiplied by the mask, so a row with no real token
-  gives zeros, as Keras's masked softmax does.
+- the padding mask becomes one additive bias for all blocks, as the
+  encoder's `AdditiveMaskAttention` adds it (an example with no real token
+  attends evenly; nothing reads its outputs).
 
 About 1.1x faster than the Keras layers at batch 1 and 32 on two AVX2 cores
 (docs/results/performance.md). Outputs equal the Keras model's within float32
@@ -159,7 +159,7 @@ def encoder_sequence(
         qkv = tf.transpose(tf.reshape(qkv, [batch, length, 3, heads, head_dim]), [2, 0, 3, 1, 4])
         query, key, value = tf.unstack(qkv)  # each [B, heads, S, head_dim]
         scores = tf.matmul(query * (1.0 / math.sqrt(head_dim)), key, transpose_b=True) + bias
-        probabilities = tf.nn.softmax(scores) * keep
+        probabilities = tf.nn.softmax(scores)
         context = tf.transpose(tf.matmul(probabilities, value), [0, 2, 1, 3])
         context = tf.reshape(context, [-1, hidden])
         x = _layer_norm(

@@ -78,14 +78,14 @@ def test_projection_dense_equals_einsum_dense_in_outputs_and_gradients(
         np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-5)
 
 
-def test_speed_up_keeps_a_blocks_weights_and_inference_and_reclasses_nine_layers():
+def test_speed_up_keeps_a_blocks_weights_and_inference_and_reclasses_ten_layers():
     block = keras_hub.layers.TransformerEncoder(intermediate_dim=16, num_heads=2, dropout=0.1)
     block.build((None, None, 8))
     x = tf.random.stateless_normal([2, 5, 8], seed=[3, 4])
     paths, plain = [w.path for w in block.weights], block(x, training=False).numpy()
-    # the attention's query, key, value and output projections and its dropout; two block
-    # dropouts; the two feed-forward Dense layers
-    assert kernels.speed_up(block) == 9
+    # the attention itself, its query, key, value and output projections and its dropout;
+    # two block dropouts; the two feed-forward Dense layers
+    assert kernels.speed_up(block) == 10
     assert kernels.speed_up(block) == 0  # idempotent
     assert [w.path for w in block.weights] == paths
     np.testing.assert_allclose(block(x, training=False).numpy(), plain, atol=1e-5)
@@ -200,3 +200,34 @@ def test_fast_dense_equals_dense_in_outputs_and_gradients(layout, input_shape):
     assert got[0].shape == want[0].shape == (*input_shape[:-1], 1024)
     for a, b in zip(got, want, strict=True):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_additive_mask_attention_equals_keras_where_a_query_sees_a_key():
+    def make():
+        layer = keras.layers.MultiHeadAttention(num_heads=2, key_dim=3)
+        layer.build((None, None, 6), (None, None, 6))
+        return layer
+
+    keras_layer = make()
+    fast = make()
+    fast.set_weights(keras_layer.get_weights())
+    # itself, its four projections and its dropout
+    assert kernels.speed_up(fast) == 6 and isinstance(fast, kernels.AdditiveMaskAttention)
+    x = tf.random.stateless_normal([2, 5, 6], seed=[7, 8])
+    # example 0 sees all keys, example 1 its first three; a [B, 1, S] padding mask
+    mask = tf.constant([[[1, 1, 1, 1, 1]], [[1, 1, 1, 0, 0]]], tf.int32)
+
+    def run(layer):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            out, probs = layer(x, x, attention_mask=mask, return_attention_scores=True)
+            loss = tf.reduce_sum(out * tf.range(6, dtype=tf.float32))
+        return out, probs, *tape.gradient(loss, [x, *layer.trainable_weights])
+
+    for a, b in zip(run(keras_layer), run(fast)):  # the projections' rounding differs
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-5)
+    _, probs = fast(x, x, attention_mask=mask, return_attention_scores=True)
+    assert float(tf.reduce_max(probs[1, :, :, 3:])) == 0.0  # masked keys get exactly 0
+    # a query that sees no key attends evenly (Keras: to nothing)
+    _, none = fast(x, x, attention_mask=tf.zeros([2, 1, 5], tf.int32), return_attention_scores=True)
+    np.testing.assert_allclose(none.numpy(), np.full([2, 2, 5, 5], 0.2), atol=1e-6)

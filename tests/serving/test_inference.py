@@ -28,7 +28,7 @@ def _inputs():
     mask = np.ones_like(ids)
     mask[1, 7:] = 0
     mask[2, 3:] = 0
-    mask[3, :] = 0  # no real token at all: Keras's masked softmax gives zero attention
+    mask[3, :] = 0  # no real token at all: the additive mask attends evenly, in both
     segments = np.zeros_like(ids)
     segments[:, 5:] = 1
     return ids, mask, segments
