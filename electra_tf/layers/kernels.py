@@ -45,6 +45,7 @@ __all__ = [
     "FastDropout",
     "ProjectionDense",
     "AdditiveMaskAttention",
+    "mask_bias",
     "speed_up",
     "keras_kernels",
     "gelu_activation",
@@ -257,12 +258,20 @@ class AdditiveMaskAttention(keras.layers.MultiHeadAttention):
         axis = -len(self._attention_axes) * 2 - 1
         for _ in range(attention_scores.shape.rank - mask.shape.rank):
             mask = tf.expand_dims(mask, axis=axis)
-        dtype = attention_scores.dtype
-        large = -3e4 if dtype == tf.float16 else -1e9
-        if mask.dtype != tf.bool:
-            mask = mask > tf.cast(0.5, mask.dtype)
-        bias = tf.where(mask, tf.zeros([], dtype), tf.constant(large, dtype))
-        return self._softmax(attention_scores + bias)
+        return self._softmax(attention_scores + mask_bias(mask, attention_scores.dtype))
+
+
+def mask_bias(mask, dtype) -> tf.Tensor:
+    """0 where `mask` is true (or above 0.5), Keras's large negative number elsewhere.
+
+    The number is -1e9, or -3e4 in float16, as Keras's masked softmax uses; added to a
+    score, it makes the score's probability exactly 0.
+    """
+    mask = tf.convert_to_tensor(mask)
+    if mask.dtype != tf.bool:
+        mask = mask > tf.cast(0.5, mask.dtype)
+    large = -3e4 if dtype == tf.float16 else -1e9
+    return tf.where(mask, tf.zeros([], dtype), tf.constant(large, dtype))
 
 
 _FASTER = {

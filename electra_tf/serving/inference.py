@@ -49,8 +49,6 @@ __all__ = [
 ]
 
 _SQRT_HALF = 0.7071067811865476
-#: Keras's masked softmax sets masked scores to this (float32).
-_LARGE_NEGATIVE = -1e9
 
 
 def _is_exact_gelu(activation) -> bool:
@@ -146,8 +144,7 @@ def encoder_sequence(
         x = _dense(x, encoder.embeddings_project)
     hidden, heads = encoder.hidden_dim, encoder.num_heads
     head_dim = hidden // heads
-    keep = tf.cast(padding_mask, x.dtype)[:, None, None, :]  # [B, 1, 1, S]
-    bias = (1.0 - keep) * _LARGE_NEGATIVE
+    bias = kernels.mask_bias(padding_mask[:, None, None, :], x.dtype)  # [B, 1, 1, S]
     if qkv_weights is None:
         qkv_weights = fused_qkv(encoder)
     if wide_kernels_t is None:
