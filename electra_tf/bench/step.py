@@ -59,6 +59,8 @@ def _cpu_seconds():
 def build_step(args: StepOptions):
     """(config, compiled pretrainer, a function running one traced step and returning its loss).
 
+    The function's `graph()` gives the traced step's graph (`bench floor` reads its matmuls).
+
     The batches are the peers' workload (see the module docstring), cycled.
     """
     import numpy as np
@@ -98,6 +100,7 @@ def build_step(args: StepOptions):
         counter[0] += 1
         return float(logs["loss"])
 
+    one_step.graph = lambda: step_function.get_concrete_function(batches[0]).graph
     return config, model, one_step
 
 

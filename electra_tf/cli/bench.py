@@ -1,4 +1,4 @@
-"""`electra-tf bench step|profile|kernels|precision|input|serving`: JSON lines, one each."""
+"""`electra-tf bench step|profile|floor|kernels|precision|input|serving`: JSON lines."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ def add_parser(subparsers) -> None:
         help="time the pre-training step, the input pipeline or serving (JSON lines)",
         description="Benchmarks that print JSON lines, to compare with peers run in the same "
         "session: `step` (one pre-training step, as the peers' benchmarks count it), `profile` "
-        "(its op-level time), `kernels` (the encoder's faster kernels against Keras's own, "
+        "(its op-level time), `floor` (its matmuls timed alone, the floor the step sits above), "
+        "`kernels` (the encoder's faster kernels against Keras's own, "
         "paired in one process), `precision` (loss curves of a precision against float32's "
         "seeds), `input` "
         "(the input pipeline against the step's consumption) and `serving` (the exported "
@@ -25,11 +26,12 @@ def add_parser(subparsers) -> None:
     which = parser.add_subparsers(
         dest="benchmark",
         metavar="BENCHMARK",
-        help="step, profile, kernels, precision, input or serving",
+        help="step, profile, floor, kernels, precision, input or serving",
     )
     which.required = True
     _add_step(which)
     _add_profile(which)
+    _add_floor(which)
     _add_kernels(which)
     _add_precision(which)
     _add_input(which)
@@ -101,6 +103,28 @@ def _profile(args) -> int:
     from electra_tf.bench.profile import ProfileOptions, run
 
     _print(run(_options(ProfileOptions, args)))
+    return 0
+
+
+def _add_floor(which) -> None:
+    parser = which.add_parser(
+        "floor", help="the step's matmuls timed alone: the floor the step sits above"
+    )
+    parser.add_argument("--recipe", default="small", help="pre-training recipe (default small)")
+    parser.add_argument("--batch", type=int, default=32, help="global batch size (default 32)")
+    parser.add_argument("--seq", type=int, default=128, help="sequence length (default 128)")
+    parser.add_argument("--chain", type=int, default=6, help="copies per timed call (default 6)")
+    parser.add_argument("--repeats", type=int, default=15, help="timed calls each (default 15)")
+    parser.add_argument("--steps", type=int, default=5, help="whole steps timed (default 5)")
+    parser.add_argument("--top", type=int, default=12, help="products listed (default 12)")
+    add_overrides(parser, "config override (repeatable)")
+    parser.set_defaults(handler=_floor)
+
+
+def _floor(args) -> int:
+    from electra_tf.bench.floor import FloorOptions, run
+
+    _print(run(_options(FloorOptions, args)))
     return 0
 
 

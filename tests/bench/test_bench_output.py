@@ -130,3 +130,62 @@ def test_kernels_line_pairs_the_two_steps(capsys, against):
     assert record["speedup_paired_min"] <= record["speedup_paired_median"]
     assert record["speedup_paired_median"] <= record["speedup_paired_max"]
     assert record["baseline_step_s_median"] > 0 and record["electra_tf_step_s_median"] > 0
+
+
+def test_product_flops_counts_2mkn_whatever_the_transposes():
+    from electra_tf.bench.floor import product_flops
+
+    assert product_flops("MatMul", (3, 5), (5, 7), (False, False)) == 2 * 3 * 5 * 7
+    assert product_flops("MatMul", (5, 3), (5, 7), (True, False)) == 2 * 3 * 5 * 7
+    assert product_flops("MatMul", (3, 5), (7, 5), (False, True)) == 2 * 3 * 5 * 7
+    assert product_flops("MatMul", (5, 3), (7, 5), (True, True)) == 2 * 3 * 5 * 7
+    assert product_flops("BatchMatMulV2", (2, 4, 3, 5), (2, 4, 5, 7), (False, False)) == 1680
+    assert product_flops("BatchMatMulV2", (2, 4, 5, 3), (2, 4, 7, 5), (True, True)) == 1680
+
+
+def test_step_products_lists_forward_gradient_and_called_functions():
+    import tensorflow as tf
+
+    from electra_tf.bench.floor import step_products
+
+    @tf.function
+    def inner(a, b):
+        return tf.matmul(a, b)
+
+    @tf.function
+    def step(x, w, q):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.reduce_sum(tf.matmul(x, w))
+        grads = tape.gradient(y, [x, w])
+        return grads, inner(q, q)
+
+    x, w, q = tf.ones([4, 3]), tf.ones([3, 2]), tf.ones([2, 5, 5])
+    products = step_products(step.get_concrete_function(x, w, q).graph)
+    assert products == {
+        ("MatMul", (4, 3), (3, 2), (False, False)): 1,  # forward
+        ("MatMul", (4, 2), (3, 2), (False, True)): 1,  # input gradient, dy @ w^T
+        ("MatMul", (4, 3), (4, 2), (True, False)): 1,  # kernel gradient, x^T @ dy
+        ("BatchMatMulV2", (2, 5, 5), (2, 5, 5), (False, False)): 1,  # inside `inner`
+    }
+
+
+def test_floor_line_sums_the_step_products_to_the_model_flops(capsys):
+    small = ("--set", "model.vocabulary_size=1200", "--set", "model.num_layers=1")
+    (record,) = _lines(
+        capsys, "floor", "--recipe", "tiny", "--batch", "2", "--seq", "16", "--chain", "2",
+        "--repeats", "2", "--steps", "2", "--top", "1000", *small,
+    )  # fmt: skip
+    config = load_recipe("tiny").override(
+        "model.vocabulary_size=1200", "model.num_layers=1", "data.sequence_length=16"
+    )
+    flops = matmul_step_flops(config, 2)["step"]
+    assert record["kind"] == "matmul_floor"
+    assert record["graph_matmul_flops_per_step"] == flops == record["model_flops_per_step"]
+    products = record["products"]
+    assert len(products) == record["distinct_products"]
+    assert sum(p["count"] for p in products) == record["matmul_ops"]
+    assert record["floor_s"] == pytest.approx(sum(p["total_ms"] for p in products) / 1e3)
+    assert all(a["total_ms"] >= b["total_ms"] for a, b in zip(products, products[1:]))
+    assert record["step_over_floor"] == pytest.approx(record["step_s_median"] / record["floor_s"])
+    assert record["floor_tokens_per_s"] == pytest.approx(2 * 16 / record["floor_s"])
