@@ -1,0 +1,26 @@
+# python abop2.py ROUNDS: the step as it is / with the compiled one-pass GELU / with the compiled GELU and
+# the compiled hash dropout; 3 builds in one process, rotating order, paired per round (current over variant).
+import sys, time, numpy as np
+sys.path.insert(0, "/tmp/s28/op")
+from gelu_py import gelu_op, dropout_op
+from electra_tf.bench.step import StepOptions, build_step
+from electra_tf.layers import kernels
+steps = {}
+opts = StepOptions(recipe="small", batch=32, seq=128)
+_, _, s = build_step(opts); s(); steps["current"] = s
+gelu, drop = kernels.gelu_activation, kernels.dropout
+kernels.gelu_activation = lambda: gelu_op
+_, _, s = build_step(opts); s(); steps["gelu_op"] = s
+kernels.dropout = dropout_op
+_, _, s = build_step(opts); s(); steps["gelu_op+dropout_op"] = s
+kernels.gelu_activation, kernels.dropout = gelu, drop
+for _ in range(2):
+    for s in steps.values(): s()
+t = {k: [] for k in steps}
+names = list(steps)
+for i in range(int(sys.argv[1])):
+    for k in names[i % 3:] + names[:i % 3]:
+        t0 = time.perf_counter(); steps[k](); t[k].append(time.perf_counter() - t0)
+for k in names:
+    r = np.array(t["current"]) / np.array(t[k])
+    print(f"{k} median {np.median(t[k]):.3f}s paired current/{k} {np.median(r):.3f} [{r.min():.2f}-{r.max():.2f}] n={len(r)}")
