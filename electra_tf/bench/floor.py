@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import math
 import statistics
 import time
 
@@ -45,10 +46,7 @@ def product_flops(op_type: str, a: tuple, b: tuple, transposes: tuple) -> int:
     """2 * m * k * n (times the batch) for a `MatMul` or `BatchMatMul` of shapes `a`, `b`."""
     m, k = (a[-1], a[-2]) if transposes[0] else (a[-2], a[-1])
     n = b[-2] if transposes[1] else b[-1]
-    batch = 1
-    if op_type != "MatMul":
-        for size in a[:-2]:
-            batch *= size
+    batch = 1 if op_type == "MatMul" else math.prod(a[:-2])
     return 2 * batch * m * k * n
 
 

@@ -52,11 +52,16 @@ def _options(cls, args, **values):
     return cls(**{**flags, **values})
 
 
-def _add_model_flags(parser) -> None:
-    """The pre-training step's recipe, shape, XLA and precision (`step` and `profile`)."""
+def _add_shape_flags(parser) -> None:
+    """The pre-training step's recipe and shape (`step`, `profile` and `floor`)."""
     parser.add_argument("--recipe", default="small", help="pre-training recipe (default small)")
     parser.add_argument("--batch", type=int, default=32, help="global batch size (default 32)")
     parser.add_argument("--seq", type=int, default=128, help="sequence length (default 128)")
+
+
+def _add_model_flags(parser) -> None:
+    """The pre-training step's recipe, shape, XLA and precision (`step` and `profile`)."""
+    _add_shape_flags(parser)
     parser.add_argument("--xla", action="store_true", help="XLA-compile the two passes")
     parser.add_argument(
         "--precision",
@@ -110,9 +115,7 @@ def _add_floor(which) -> None:
     parser = which.add_parser(
         "floor", help="the step's matmuls timed alone: the floor the step sits above"
     )
-    parser.add_argument("--recipe", default="small", help="pre-training recipe (default small)")
-    parser.add_argument("--batch", type=int, default=32, help="global batch size (default 32)")
-    parser.add_argument("--seq", type=int, default=128, help="sequence length (default 128)")
+    _add_shape_flags(parser)
     parser.add_argument("--chain", type=int, default=6, help="copies per timed call (default 6)")
     parser.add_argument("--repeats", type=int, default=15, help="timed calls each (default 15)")
     parser.add_argument("--steps", type=int, default=5, help="whole steps timed (default 5)")

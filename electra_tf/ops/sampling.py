@@ -87,8 +87,9 @@ def gumbel_max_sample(logits, noise_uniform, temperature: float = 1.0, disallow=
 def vocabulary_blocks(vocabulary: int) -> int:
     """The block length L that `inverse_cdf_sample` and `block_argmax` split `vocabulary` into.
 
-    The smallest divisor of `vocabulary` at least its square root and at most 8,192
-    (30,522 = 6 x 5,087: L = 5,087), so the blocks tile the row without padding; a
+    The smallest divisor of `vocabulary` at least its square root and at most the larger
+    of 8 x that root and 8,192 (30,522 = 6 x 5,087: L = 5,087), so the blocks tile the
+    row without padding; a
     vocabulary with no such divisor (a prime, say) is padded to whole blocks of
     ceil(sqrt(vocabulary)) instead.
     """
