@@ -1,1 +1,1 @@
-"""Benchmarks that print JSON lines: `electra-tf bench step|input|serving` (see each module)."""
+"""Benchmarks that print JSON lines: `electra-tf bench step|peers|floor|serving|...` (see each)."""

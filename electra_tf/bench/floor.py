@@ -23,7 +23,7 @@ import math
 import statistics
 import time
 
-__all__ = ["FloorOptions", "product_flops", "step_products", "run"]
+__all__ = ["FloorOptions", "matmul_ceiling", "product_flops", "step_products", "run"]
 
 _PRODUCTS = ("MatMul", "BatchMatMulV2", "BatchMatMulV3")
 
@@ -95,6 +95,19 @@ def _time_product(op_type, a, b, transposes, chain: int, repeats: int) -> float:
         many()
         samples.append((time.perf_counter() - started - single) / (chain - 1))
     return max(statistics.median(samples), 1e-9)
+
+
+def matmul_ceiling(sizes=(512, 1024, 2048), chain: int = 4, repeats: int = 7) -> dict:
+    """The fp32 matmul ceiling: the best rate of square `n x n` products, timed as above.
+
+    Returns {"gflops": best GFLOP/s, "size": its n, "by_size": {n: GFLOP/s}}.
+    """
+    by_size = {}
+    for n in sizes:
+        seconds = _time_product("MatMul", (n, n), (n, n), (False, False), chain, repeats)
+        by_size[n] = product_flops("MatMul", (n, n), (n, n), (False, False)) / seconds / 1e9
+    best = max(by_size, key=by_size.get)
+    return {"gflops": by_size[best], "size": best, "by_size": by_size}
 
 
 def run(args: FloorOptions) -> dict:

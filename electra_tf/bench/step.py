@@ -10,6 +10,9 @@ discriminator, backward and the AdamW update. The first warm-up step is timed
 on its own (tracing, XLA compilation); then steps are timed until `--steps`
 or `--budget` seconds. FLOPs are matmul FLOPs (2*m*n*k, step = 3 x forward,
 vocabulary projection at the masked positions), as the peers count them.
+
+`--impl model_garden` or `--impl pytorch` times a peer's step instead, built from
+the same config on the same ids (`peer_steps`); `bench peers` interleaves all three.
 """
 
 from __future__ import annotations
@@ -20,9 +23,11 @@ import platform
 import resource
 import time
 
-__all__ = ["StepOptions", "build_step", "run"]
+__all__ = ["IMPLEMENTATIONS", "StepOptions", "build_step", "run", "step_config", "workload"]
 
 FIRST_REGULAR_ID = 999  # BERT uncased: ids below are special or [unusedN]
+#: What `--impl` times: ours, Model Garden's `ElectraPretrainer`, Hugging Face PyTorch.
+IMPLEMENTATIONS = ("electra_tf", "model_garden", "pytorch")
 
 
 @dataclasses.dataclass
@@ -40,6 +45,7 @@ class StepOptions:
     budget: float = 60.0  # stop timing after this many seconds
     round: int = 0  # echoed in the output
     overrides: tuple = ()
+    impl: str = "electra_tf"  # or a peer on the same workload: model_garden, pytorch
 
 
 def _busy_jiffies():
@@ -56,18 +62,9 @@ def _cpu_seconds():
     return usage.ru_utime + usage.ru_stime
 
 
-def build_step(args: StepOptions):
-    """(config, compiled pretrainer, a function running one traced step and returning its loss).
-
-    The function's `graph()` gives the traced step's graph (`bench floor` reads its matmuls).
-
-    The batches are the peers' workload (see the module docstring), cycled.
-    """
-    import numpy as np
-    import tensorflow as tf
-
+def step_config(args: StepOptions):
+    """The recipe with the benchmark's batch, length and precision (no warm-up of the rate)."""
     from electra_tf.config import load_recipe
-    from electra_tf.pretraining.pretrainer import ElectraPretrainer
 
     overrides = [
         f"train.batch_size={args.batch}",
@@ -76,20 +73,46 @@ def build_step(args: StepOptions):
         f"train.mixed_precision={args.precision}",
         *args.overrides,
     ]
-    config = load_recipe(args.recipe).override(*overrides)
-    vocabulary = config.model.vocabulary_size
-    rng = np.random.RandomState(1234)
-    batches = []
-    for _ in range(4):
-        ids = rng.randint(FIRST_REGULAR_ID, vocabulary, size=(args.batch, args.seq)).astype("int32")
+    return load_recipe(args.recipe).override(*overrides)
+
+
+def workload(config, batch: int, seq: int, count: int = 4, seed: int = 1234):
+    """`count` int32 `[batch, seq]` arrays: uniform ids in [999, vocabulary), [CLS] ... [SEP].
+
+    Every implementation `bench step` times (ours and the peers) reads these same ids.
+    """
+    import numpy as np
+
+    rng = np.random.RandomState(seed)
+    arrays = []
+    for _ in range(count):
+        ids = rng.randint(FIRST_REGULAR_ID, config.model.vocabulary_size, size=(batch, seq))
+        ids = ids.astype("int32")
         ids[:, 0], ids[:, -1] = config.data.cls_id, config.data.sep_id
-        batches.append(
-            {
-                "token_ids": tf.constant(ids),
-                "padding_mask": tf.ones_like(ids),
-                "segment_ids": tf.zeros_like(ids),
-            }
-        )
+        arrays.append(ids)
+    return arrays
+
+
+def build_step(args: StepOptions):
+    """(config, compiled pretrainer, a function running one traced step and returning its loss).
+
+    The function's `graph()` gives the traced step's graph (`bench floor` reads its matmuls).
+
+    The batches are the peers' workload (`workload`), cycled.
+    """
+    import tensorflow as tf
+
+    from electra_tf.pretraining.pretrainer import ElectraPretrainer
+
+    config = step_config(args)
+    batches = [
+        {
+            "token_ids": tf.constant(ids),
+            "padding_mask": tf.ones_like(ids),
+            "segment_ids": tf.zeros_like(ids),
+        }
+        for ids in workload(config, args.batch, args.seq)
+    ]
     model = ElectraPretrainer(config)
     model.compile(jit_compile=args.xla)
     step_function = tf.function(model.train_step, reduce_retracing=True)
@@ -104,14 +127,10 @@ def build_step(args: StepOptions):
     return config, model, one_step
 
 
-def run(args: StepOptions) -> dict:
-    """Times the step; returns the JSON record (see the module docstring)."""
+def time_steps(one_step, args: StepOptions) -> dict:
+    """Times `one_step` (which blocks and returns the loss) as the module docstring says."""
     import numpy as np
-    import tensorflow as tf
 
-    from electra_tf.pretraining.flops import matmul_step_flops
-
-    config, model, one_step = build_step(args)
     start = time.perf_counter()
     one_step()
     first = time.perf_counter() - start
@@ -132,15 +151,66 @@ def run(args: StepOptions) -> dict:
     if stat0 and stat1 and stat1[1] > stat0[1]:
         busy = (os.cpu_count() or 1) * (stat1[0] - stat0[0]) / (stat1[1] - stat0[1])
         other = max(0.0, busy - cpu / wall)
-    steps_per_s = len(times) / wall
+    return {
+        "step_s_median": float(np.median(times)),
+        "step_s_min": float(min(times)),
+        "step_s_max": float(max(times)),
+        "first_step_s": first,
+        "timed_steps": len(times),
+        "timed_s": wall,
+        "cpu_util": cpu / wall,
+        "other_busy_cpus": other,
+        "loss_last": losses[-1],
+        "loss_mean": float(np.mean(losses)),
+    }
+
+
+def _implementation(args: StepOptions, config):
+    """(peer name, variant, one_step, trainable parameters, versions) of `args.impl`."""
+    if args.impl == "electra_tf":
+        import numpy as np
+        import tensorflow as tf
+
+        _, model, one_step = build_step(args)
+        variant = ("xla" if args.xla else "graph") + {
+            "float32": "",
+            "mixed_bfloat16": "-bf16",
+            "mixed_float16": "-fp16",
+        }[args.precision]
+        params = int(sum(np.prod(v.shape) for v in model.trainable_variables))
+        return "C_electra_tf", variant, one_step, params, {"tensorflow": tf.__version__}
+    from electra_tf.bench import peer_steps
+    from electra_tf.config import ConfigError
+
+    if args.precision != "float32":
+        raise ConfigError(f"bench step --impl {args.impl} runs float32 only; drop --precision.")
+    batches = workload(config, args.batch, args.seq)
+    if args.impl == "model_garden":
+        one_step, params, versions = peer_steps.model_garden_step(config, batches, xla=args.xla)
+        return "A_tf_model_garden", "xla" if args.xla else "graph", one_step, params, versions
+    if args.impl == "pytorch":
+        if args.xla:
+            raise ConfigError("bench step --impl pytorch has no --xla; drop it.")
+        one_step, params, versions = peer_steps.torch_step(config, batches)
+        return "B_hf_torch", "lm_gather+cdf", one_step, params, versions
+    choices = ", ".join(IMPLEMENTATIONS)
+    raise ConfigError(f"bench step --impl must be one of {choices}, got {args.impl!r}.")
+
+
+def run(args: StepOptions) -> dict:
+    """Times the step; returns the JSON record (see the module docstring)."""
+    from electra_tf.pretraining.flops import matmul_step_flops
+
+    config = step_config(args)
+    peer, variant, one_step, params, versions = _implementation(args, config)
+    timing = time_steps(one_step, args)
+    steps_per_s = timing["timed_steps"] / timing["timed_s"]
     flops = matmul_step_flops(config, args.batch)["step"]
-    variant = ("xla" if args.xla else "graph") + ("" if args.precision == "float32" else "-bf16")
-    if args.precision == "mixed_float16":
-        variant = variant.replace("bf16", "fp16")
-    record = {
+    return {
         "kind": "peer_step",
-        "peer": "C_electra_tf",
+        "peer": peer,
         "variant": variant,
+        "impl": args.impl,
         "batch": args.batch,
         "seq_len": args.seq,
         "round": args.round,
@@ -153,21 +223,11 @@ def run(args: StepOptions) -> dict:
         "impl_flops_per_step": flops,
         "model_gflops_per_s": flops * steps_per_s / 1e9,
         "impl_gflops_per_s": flops * steps_per_s / 1e9,
-        "step_s_median": float(np.median(times)),
-        "step_s_min": float(min(times)),
-        "step_s_max": float(max(times)),
-        "first_step_s": first,
-        "timed_steps": len(times),
-        "timed_s": wall,
-        "cpu_util": cpu / wall,
-        "other_busy_cpus": other,
+        **timing,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
-        "loss_last": losses[-1],
-        "loss_mean": float(np.mean(losses)),
-        "params_total": int(sum(np.prod(v.shape) for v in model.trainable_variables)),
+        "params_total": params,
         "python": platform.python_version(),
-        "tensorflow": tf.__version__,
+        **versions,
         "nproc": os.cpu_count(),
         "time_unix": time.time(),
     }
-    return record

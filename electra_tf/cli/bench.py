@@ -1,4 +1,4 @@
-"""`electra-tf bench step|profile|floor|kernels|precision|input|serving`: JSON lines."""
+"""`electra-tf bench step|peers|profile|floor|kernels|precision|input|serving`: JSON lines."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ def add_parser(subparsers) -> None:
         "bench",
         help="time the pre-training step, the input pipeline or serving (JSON lines)",
         description="Benchmarks that print JSON lines, to compare with peers run in the same "
-        "session: `step` (one pre-training step, as the peers' benchmarks count it), `profile` "
+        "session: `step` (one pre-training step, as the peers' benchmarks count it), `peers` "
+        "(that step against Model Garden's and Hugging Face PyTorch's, interleaved), `profile` "
         "(its op-level time), `floor` (its matmuls timed alone, the floor the step sits above), "
         "`kernels` (the encoder's faster kernels against Keras's own, "
         "paired in one process), `precision` (loss curves of a precision against float32's "
@@ -26,10 +27,11 @@ def add_parser(subparsers) -> None:
     which = parser.add_subparsers(
         dest="benchmark",
         metavar="BENCHMARK",
-        help="step, profile, floor, kernels, precision, input or serving",
+        help="step, peers, profile, floor, kernels, precision, input or serving",
     )
     which.required = True
     _add_step(which)
+    _add_peers(which)
     _add_profile(which)
     _add_floor(which)
     _add_kernels(which)
@@ -83,6 +85,13 @@ def _add_step(which) -> None:
         "--budget", type=float, default=60.0, help="stop timing after this many seconds"
     )
     parser.add_argument("--round", type=int, default=0, help="round number, echoed in the output")
+    parser.add_argument(
+        "--impl",
+        default="electra_tf",
+        choices=["electra_tf", "model_garden", "pytorch"],
+        help="whose step: ours (default), Model Garden's or Hugging Face PyTorch's, on the "
+        "same workload and config",
+    )
     add_overrides(parser, "config override (repeatable)")
     parser.set_defaults(handler=_step)
 
@@ -91,6 +100,43 @@ def _step(args) -> int:
     from electra_tf.bench.step import StepOptions, run
 
     _print(run(_options(StepOptions, args)))
+    return 0
+
+
+def _add_peers(which) -> None:
+    parser = which.add_parser(
+        "peers", help="the step against Model Garden's and PyTorch's, interleaved rounds"
+    )
+    _add_shape_flags(parser)
+    parser.add_argument("--rounds", type=int, default=3, help="rounds (default 3)")
+    parser.add_argument(
+        "--impls",
+        nargs="+",
+        default=["model_garden", "pytorch", "electra_tf"],
+        choices=["electra_tf", "model_garden", "pytorch"],
+        help="implementations in a round's order, reversed in even rounds (default all three)",
+    )
+    parser.add_argument(
+        "--budget", type=float, default=45.0, help="timed seconds per run (default 45)"
+    )
+    parser.add_argument("--warmup", type=int, default=3, help="warm-up steps per run (default 3)")
+    parser.add_argument("--steps", type=int, default=20, help="most timed steps (default 20)")
+    parser.add_argument("--min-steps", type=int, default=5, help="fewest timed steps (default 5)")
+    parser.add_argument(
+        "--no-ceiling", dest="ceiling", action="store_false", help="skip the matmul ceiling"
+    )
+    parser.add_argument("--out", default="", help="JSON-lines file each run is appended to")
+    add_overrides(parser, "config override (repeatable)")
+    parser.set_defaults(handler=_peers)
+
+
+def _peers(args) -> int:
+    import sys
+
+    from electra_tf.bench.peers import PeersOptions, run, table
+
+    records = run(_options(PeersOptions, args, impls=tuple(args.impls)), emit=_print)
+    print(table([r for r in records if r["kind"] == "peers_summary"]), file=sys.stderr)
     return 0
 
 

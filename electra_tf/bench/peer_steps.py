@@ -1,0 +1,236 @@
+"""The peers' pre-training steps, built from one of our configs, for `bench step --impl`.
+
+Both time one ELECTRA step on the same ids as ours (`step.workload`), with the
+config's sizes, dropout, mask count and loss weights:
+
+- `model_garden_step`: tf-models-official's ELECTRA task (`ElectraPretrainTask`:
+  `ElectraPretrainer` over two `BertEncoder`s, the generator reusing the
+  discriminator's embeddings), stepped by the task's own `train_step` in a
+  `tf.function`, with the AdamW (weight decay, global-norm clipping) of Model
+  Garden's `electra/pretraining` experiment. It reads pre-masked features, its
+  data loader's format, so its masking is outside the timed step.
+- `torch_step`: Hugging Face's PyTorch `ElectraForMaskedLM` generator and
+  `ElectraForPreTraining` discriminator sharing one embedding module, masking
+  inside the step, the generator's head at the masked positions only and
+  inverse-CDF sampling (its fastest form on a CPU), clipping and AdamW.
+
+Each returns (one_step, trainable parameter count, versions); one_step blocks
+until the step is done and returns the loss. Model Garden is Keras 2
+(`tf_keras`): it is measured here, never used by our models.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["model_garden_step", "premask", "torch_step"]
+
+
+def premask(ids, num_predictions: int, mask_id: int, mask_token_rate: float, seed: int) -> dict:
+    """Model Garden's pre-masked features for one `[B, L]` batch (full rows, no padding).
+
+    `num_predictions` distinct positions per row among 1..L-2 (never [CLS] or the last
+    token); a `mask_token_rate` share of them shown as [MASK], the rest unchanged.
+    """
+    rng = np.random.RandomState(seed)
+    batch, length = ids.shape
+    positions = np.sort(np.argsort(rng.rand(batch, length - 2), axis=1)[:, :num_predictions] + 1)
+    positions = positions.astype("int32")
+    originals = np.take_along_axis(ids, positions, axis=1).astype("int32")
+    shown = rng.rand(batch, num_predictions) < mask_token_rate
+    word_ids = ids.copy()
+    rows = np.broadcast_to(np.arange(batch)[:, None], positions.shape)
+    word_ids[rows[shown], positions[shown]] = mask_id
+    return {
+        "input_word_ids": word_ids.astype("int32"),
+        "input_mask": np.ones_like(ids, dtype="int32"),
+        "input_type_ids": np.zeros_like(ids, dtype="int32"),
+        "masked_lm_positions": positions,
+        "masked_lm_ids": originals,
+        "masked_lm_weights": np.ones(positions.shape, dtype="float32"),
+    }
+
+
+def model_garden_step(config, batches, xla: bool = False, seed: int = 1234):
+    """Model Garden's ELECTRA step on `batches` (int32 `[B, L]` arrays), pre-masked."""
+    import tensorflow as tf
+    import tf_keras
+    from official.modeling import optimization
+    from official.nlp.configs import electra as electra_configs
+    from official.nlp.configs import encoders
+    from official.nlp.data import pretrain_dataloader
+    from official.nlp.tasks import electra_task
+
+    tf_keras.utils.set_random_seed(seed)
+
+    def encoder(c):
+        return encoders.EncoderConfig(
+            type="bert",
+            bert=encoders.BertEncoderConfig(
+                vocab_size=c.vocabulary_size,
+                hidden_size=c.hidden_dim,
+                num_layers=c.num_layers,
+                num_attention_heads=c.num_heads,
+                intermediate_size=c.intermediate_dim,
+                hidden_activation="gelu",
+                dropout_rate=c.dropout,
+                attention_dropout_rate=c.dropout,
+                max_position_embeddings=c.max_sequence_length,
+                type_vocab_size=c.num_segments,
+                initializer_range=c.initializer_range,
+                embedding_size=c.embedding_dim,
+            ),
+        )
+
+    length, n = config.data.sequence_length, config.num_predictions
+    model_config = electra_configs.ElectraPretrainerConfig(
+        num_masked_tokens=n,
+        sequence_length=length,
+        num_classes=2,
+        discriminator_loss_weight=config.objective.discriminator_weight,
+        tie_embeddings=config.model.weight_tying != "none",
+        disallow_correct=config.objective.disallow_correct,
+        generator_encoder=encoder(config.model.generator()),
+        discriminator_encoder=encoder(config.model.discriminator()),
+        cls_heads=[],
+    )
+    data = pretrain_dataloader.BertPretrainDataConfig(
+        input_path="unused",
+        seq_length=length,
+        max_predictions_per_seq=n,
+        global_batch_size=int(batches[0].shape[0]),
+        use_next_sentence_label=False,
+    )
+    task = electra_task.ElectraPretrainTask(
+        electra_task.ElectraPretrainConfig(model=model_config, train_data=data)
+    )
+    model, metrics = task.build_model(), task.build_metrics()
+    optimizer = task.create_optimizer(
+        optimization.OptimizationConfig(
+            {
+                "optimizer": {
+                    "type": "adamw",
+                    "adamw": {
+                        "weight_decay_rate": config.train.weight_decay,
+                        "exclude_from_weight_decay": ["LayerNorm", "layer_norm", "bias"],
+                    },
+                },
+                "learning_rate": {
+                    "type": "polynomial",
+                    "polynomial": {
+                        "initial_learning_rate": config.train.learning_rate,
+                        "end_learning_rate": 0.0,
+                        "decay_steps": 1_000_000,
+                    },
+                },
+                "warmup": {"type": "polynomial", "polynomial": {"warmup_steps": 10_000}},
+            }
+        )
+    )
+
+    def train_step(features):
+        logs = task.train_step(features, model=model, optimizer=optimizer, metrics=metrics)
+        return logs[task.loss]
+
+    step = tf.function(train_step, jit_compile=xla)
+    mask_id, mask_rate = config.data.mask_id, config.objective.mask_token_rate
+    features = [premask(ids, n, mask_id, mask_rate, seed + i) for i, ids in enumerate(batches)]
+    pool = [{k: tf.constant(v) for k, v in f.items()} for f in features]
+    counter = [0]
+
+    def one_step():
+        loss = step(pool[counter[0] % len(pool)])
+        counter[0] += 1
+        return float(loss)
+
+    unique = {v.ref(): v for v in model.trainable_variables}.values()
+    params = int(sum(np.prod(v.shape) for v in unique))
+    return one_step, params, {"tensorflow": tf.__version__, "tf_keras": tf_keras.__version__}
+
+
+def torch_step(config, batches, seed: int = 1234):
+    """Hugging Face PyTorch ELECTRA's step on `batches`, masked inside the step."""
+    from electra_tf.config import ConfigError
+
+    try:
+        import torch
+        import transformers
+    except ImportError:
+        raise ConfigError(
+            'bench step --impl pytorch needs torch and transformers: pip install -e ".[test]".'
+        ) from None
+    from electra_tf.serving.hugging_face import hugging_face_config
+
+    transformers.logging.set_verbosity_error()
+    torch.manual_seed(seed)
+    model = config.model
+    generator = transformers.ElectraForMaskedLM(
+        transformers.ElectraConfig(**hugging_face_config(model.generator(), "ElectraForMaskedLM"))
+    )
+    discriminator = transformers.ElectraForPreTraining(
+        transformers.ElectraConfig(
+            **hugging_face_config(model.discriminator(), "ElectraForPreTraining")
+        )
+    )
+    if model.weight_tying != "none":
+        embeddings = discriminator.electra.embeddings
+        generator.electra.embeddings = embeddings
+        generator.generator_lm_head.weight = embeddings.word_embeddings.weight
+    named = {}
+    for module in (generator, discriminator):
+        for name, parameter in module.named_parameters():
+            named.setdefault(id(parameter), (name, parameter))
+    plain = ("bias", "LayerNorm.weight", "LayerNorm.bias")
+    decayed = [p for name, p in named.values() if not any(k in name for k in plain)]
+    undecayed = [p for name, p in named.values() if any(k in name for k in plain)]
+    train = config.train
+    optimizer = torch.optim.AdamW(
+        [
+            {"params": decayed, "weight_decay": train.weight_decay},
+            {"params": undecayed, "weight_decay": 0.0},
+        ],
+        lr=train.learning_rate,
+        betas=(train.adam_beta_1, train.adam_beta_2),
+        eps=train.adam_epsilon,
+    )
+    schedule = transformers.get_linear_schedule_with_warmup(optimizer, 10_000, 1_000_000)
+    parameters = [p for _, p in named.values()]
+
+    objective, data = config.objective, config.data
+    n, vocabulary = config.num_predictions, model.vocabulary_size
+    pool = [torch.from_numpy(ids.astype("int64")) for ids in batches]
+    batch, length = pool[0].shape
+    attention = torch.ones(batch, length, dtype=torch.long)
+    rng = torch.Generator().manual_seed(seed + 7)
+    counter = [0]
+
+    def one_step():
+        ids = pool[counter[0] % len(pool)]
+        counter[0] += 1
+        positions = torch.rand(batch, length - 2, generator=rng).argsort(dim=1)[:, :n] + 1
+        chosen = torch.zeros(batch, length, dtype=torch.bool).scatter_(1, positions, True)
+        shown = chosen & (torch.rand(batch, length, generator=rng) < objective.mask_token_rate)
+        hidden = generator.electra(
+            input_ids=ids.masked_fill(shown, data.mask_id), attention_mask=attention
+        ).last_hidden_state
+        logits = generator.generator_lm_head(generator.generator_predictions(hidden[chosen]))
+        mlm_loss = torch.nn.functional.cross_entropy(logits, ids[chosen])
+        with torch.no_grad():
+            cdf = torch.softmax(logits, dim=-1).cumsum(-1)
+            uniform = torch.rand(cdf.shape[0], 1, generator=rng) * cdf[:, -1:]
+            sampled = torch.searchsorted(cdf, uniform).squeeze(-1).clamp_max(vocabulary - 1)
+            corrupted = ids.clone()
+            corrupted[chosen] = sampled
+            labels = (corrupted != ids).long()
+        disc_loss = discriminator(input_ids=corrupted, attention_mask=attention, labels=labels).loss
+        loss = objective.mlm_weight * mlm_loss + objective.discriminator_weight * disc_loss
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if train.clip_norm:
+            torch.nn.utils.clip_grad_norm_(parameters, train.clip_norm)
+        optimizer.step()
+        schedule.step()
+        return float(loss.item())
+
+    params = int(sum(p.numel() for p in parameters))
+    return one_step, params, {"torch": torch.__version__, "transformers": transformers.__version__}
