@@ -10,7 +10,8 @@ config's sizes, dropout, mask count and loss weights:
   Garden's `electra/pretraining` experiment. It reads pre-masked features, its
   data loader's format, so its masking is outside the timed step.
 - `torch_step`: Hugging Face's PyTorch `ElectraForMaskedLM` generator and
-  `ElectraForPreTraining` discriminator sharing one embedding module, masking
+  `ElectraForPreTraining` discriminator sharing one embedding module
+  (`torch_reference.hugging_face_models`), masking
   inside the step, the generator's head at the masked positions only and
   inverse-CDF sampling (its fastest form on a CPU), clipping and AdamW.
 
@@ -159,42 +160,23 @@ def torch_step(config, batches, seed: int = 1234):
         raise ConfigError(
             'bench step --impl pytorch needs torch and transformers: pip install -e ".[test]".'
         ) from None
-    from electra_tf.serving.hugging_face import hugging_face_config
+    from electra_tf.experiments.torch_reference import hugging_face_models
 
     transformers.logging.set_verbosity_error()
     torch.manual_seed(seed)
+    generator, discriminator, parameters = hugging_face_models(config)
     model = config.model
-    generator = transformers.ElectraForMaskedLM(
-        transformers.ElectraConfig(**hugging_face_config(model.generator(), "ElectraForMaskedLM"))
-    )
-    discriminator = transformers.ElectraForPreTraining(
-        transformers.ElectraConfig(
-            **hugging_face_config(model.discriminator(), "ElectraForPreTraining")
-        )
-    )
-    if model.weight_tying != "none":
-        embeddings = discriminator.electra.embeddings
-        generator.electra.embeddings = embeddings
-        generator.generator_lm_head.weight = embeddings.word_embeddings.weight
-    named = {}
-    for module in (generator, discriminator):
-        for name, parameter in module.named_parameters():
-            named.setdefault(id(parameter), (name, parameter))
-    plain = ("bias", "LayerNorm.weight", "LayerNorm.bias")
-    decayed = [p for name, p in named.values() if not any(k in name for k in plain)]
-    undecayed = [p for name, p in named.values() if any(k in name for k in plain)]
     train = config.train
     optimizer = torch.optim.AdamW(
-        [
-            {"params": decayed, "weight_decay": train.weight_decay},
-            {"params": undecayed, "weight_decay": 0.0},
+        [  # decay on matrices only: no LayerNorm, no bias
+            {"params": [p for p in parameters if p.dim() > 1], "weight_decay": train.weight_decay},
+            {"params": [p for p in parameters if p.dim() <= 1], "weight_decay": 0.0},
         ],
         lr=train.learning_rate,
         betas=(train.adam_beta_1, train.adam_beta_2),
         eps=train.adam_epsilon,
     )
     schedule = transformers.get_linear_schedule_with_warmup(optimizer, 10_000, 1_000_000)
-    parameters = [p for _, p in named.values()]
 
     objective, data = config.objective, config.data
     n, vocabulary = config.num_predictions, model.vocabulary_size

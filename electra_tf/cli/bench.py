@@ -73,17 +73,25 @@ def _add_model_flags(parser) -> None:
     )
 
 
-def _add_step(which) -> None:
-    parser = which.add_parser("step", help="one pre-training step (tokens/s, GFLOP/s, memory)")
-    _add_model_flags(parser)
+def _add_timing_flags(parser, budget: float) -> None:
+    """How each step run is timed (`step`, and every run of `peers`)."""
     parser.add_argument(
         "--warmup", type=int, default=3, help="warm-up steps, the first timed alone"
     )
     parser.add_argument("--steps", type=int, default=20, help="most timed steps (default 20)")
     parser.add_argument("--min-steps", type=int, default=5, help="fewest timed steps (default 5)")
     parser.add_argument(
-        "--budget", type=float, default=60.0, help="stop timing after this many seconds"
+        "--budget",
+        type=float,
+        default=budget,
+        help=f"stop timing after this many seconds (default {budget:g})",
     )
+
+
+def _add_step(which) -> None:
+    parser = which.add_parser("step", help="one pre-training step (tokens/s, GFLOP/s, memory)")
+    _add_model_flags(parser)
+    _add_timing_flags(parser, budget=60.0)
     parser.add_argument("--round", type=int, default=0, help="round number, echoed in the output")
     parser.add_argument(
         "--impl",
@@ -116,12 +124,7 @@ def _add_peers(which) -> None:
         choices=["electra_tf", "model_garden", "pytorch"],
         help="implementations in a round's order, reversed in even rounds (default all three)",
     )
-    parser.add_argument(
-        "--budget", type=float, default=45.0, help="timed seconds per run (default 45)"
-    )
-    parser.add_argument("--warmup", type=int, default=3, help="warm-up steps per run (default 3)")
-    parser.add_argument("--steps", type=int, default=20, help="most timed steps (default 20)")
-    parser.add_argument("--min-steps", type=int, default=5, help="fewest timed steps (default 5)")
+    _add_timing_flags(parser, budget=45.0)
     parser.add_argument(
         "--no-ceiling", dest="ceiling", action="store_false", help="skip the matmul ceiling"
     )

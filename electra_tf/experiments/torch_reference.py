@@ -28,6 +28,7 @@ import numpy as np
 
 __all__ = [
     "reference_masks",
+    "hugging_face_models",
     "learning_rate_factor",
     "torch_reference_run",
     "torch_reference_experiment",
@@ -62,6 +63,40 @@ def reference_masks(token_ids, padding_mask, special_ids, mask_rate, max_predict
     scores = torch.where(candidates, scores, torch.full_like(scores, -1.0))
     rank = scores.argsort(-1, descending=True).argsort(-1)
     return (rank < counts[:, None]) & candidates
+
+
+def hugging_face_models(config):
+    """(generator, discriminator, their unique parameters) as Hugging Face's ELECTRA classes.
+
+    `ElectraForMaskedLM` and `ElectraForPreTraining` with the config's sizes; with
+    `model.weight_tying=embeddings` the discriminator takes the generator's embedding
+    module, which the generator's tied output layer keeps reading.
+    """
+    import transformers
+
+    from electra_tf.config import ConfigError
+    from electra_tf.serving.conversion import hugging_face_config
+
+    model = config.model
+    if model.weight_tying not in ("none", "embeddings"):
+        raise ConfigError(
+            f"Hugging Face's ELECTRA runs model.weight_tying none|embeddings, got "
+            f"{model.weight_tying!r}."
+        )
+    generator = transformers.ElectraForMaskedLM(
+        transformers.ElectraConfig(**hugging_face_config(model.generator(), "ElectraForMaskedLM"))
+    )
+    discriminator = transformers.ElectraForPreTraining(
+        transformers.ElectraConfig(
+            **hugging_face_config(model.discriminator(), "ElectraForPreTraining")
+        )
+    )
+    if model.weight_tying == "embeddings":
+        discriminator.electra.embeddings = generator.electra.embeddings
+    params = list(
+        {id(p): p for p in [*generator.parameters(), *discriminator.parameters()]}.values()
+    )
+    return generator, discriminator, params
 
 
 def learning_rate_factor(step: int, total: int, warmup: int, power: float = 1.0) -> float:
@@ -109,15 +144,12 @@ def torch_reference_run(config, eval_every: int = 100, threads: int = 0, log=pri
         ) from None
     from electra_tf.data.tfrecords import resolve_files
     from electra_tf.metrics import roc_auc
-    from electra_tf.serving.conversion import hugging_face_config
 
     if config.objective.name != "electra":
         raise ConfigError(
             f"experiment torch-reference runs objective.name=electra only, got "
             f"{config.objective.name!r}."
         )
-    if config.model.weight_tying == "all":
-        raise ConfigError("experiment torch-reference supports model.weight_tying none|embeddings.")
     files, counts, _ = resolve_files(config.data.train_files)
     if len(files) < 2:
         raise ConfigError(
@@ -130,21 +162,7 @@ def torch_reference_run(config, eval_every: int = 100, threads: int = 0, log=pri
         torch.set_num_threads(threads)
     seed = config.train.seed
     torch.manual_seed(seed)
-    generator = transformers.ElectraForMaskedLM(
-        transformers.ElectraConfig(
-            **hugging_face_config(config.model.generator(), "ElectraForMaskedLM")
-        )
-    )
-    discriminator = transformers.ElectraForPreTraining(
-        transformers.ElectraConfig(
-            **hugging_face_config(config.model.discriminator(), "ElectraForPreTraining")
-        )
-    )
-    if config.model.weight_tying == "embeddings":
-        discriminator.electra.embeddings = generator.electra.embeddings
-    params = list(
-        {id(p): p for p in [*generator.parameters(), *discriminator.parameters()]}.values()
-    )
+    generator, discriminator, params = hugging_face_models(config)
     # Weight decay on matrices only, as the reference's AdamWeightDecay (no LayerNorm, no bias).
     groups = [
         {"params": [p for p in params if p.dim() > 1], "weight_decay": config.train.weight_decay},

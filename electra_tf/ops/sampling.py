@@ -89,9 +89,8 @@ def vocabulary_blocks(vocabulary: int) -> int:
 
     The smallest divisor of `vocabulary` at least its square root and at most the larger
     of 8 x that root and 8,192 (30,522 = 6 x 5,087: L = 5,087), so the blocks tile the
-    row without padding; a
-    vocabulary with no such divisor (a prime, say) is padded to whole blocks of
-    ceil(sqrt(vocabulary)) instead.
+    row without padding; a vocabulary with no such divisor (a prime, say) is padded to
+    whole blocks of ceil(sqrt(vocabulary)) instead.
     """
     root = max(1, int(vocabulary**0.5))
     for length in range(root, max(8 * root, 8192) + 1):
