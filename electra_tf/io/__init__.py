@@ -1,0 +1,1 @@
+"""Durable files and folders: synced writes, records that verify, atomic publishing."""

@@ -1,0 +1,164 @@
+"""Files and folders that are either wholly written and on disk, or not there at all.
+
+Every artifact this package publishes (checkpoints, prepared data, fine-tuned
+models, exports) is written under a scratch name, synced to disk, and then
+renamed into place; the folder holding it is synced after the rename, so a
+power cut leaves either the old artifact or the new one. A folder can carry a
+record (`record.json`: the size and SHA-256 of every file in it, written last),
+which `verify_record` checks before anything trusts the folder.
+
+Example:
+
+>>> import tempfile, pathlib
+>>> folder = pathlib.Path(tempfile.mkdtemp()) / "artifact"
+>>> scratch = folder.with_name(".artifact.tmp")
+>>> scratch.mkdir()
+>>> _ = (scratch / "weights.bin").write_bytes(b"\\x00" * 8)
+>>> _ = write_record(scratch)
+>>> _ = publish_folder(scratch, folder)
+>>> verify_record(folder) is None
+True
+>>> _ = (folder / "weights.bin").write_bytes(b"\\x00" * 7)
+>>> verify_record(folder)
+'weights.bin has 7 bytes where 8 were written'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+
+__all__ = [
+    "RECORD",
+    "fsync_path",
+    "fsync_tree",
+    "write_atomic",
+    "write_record",
+    "verify_record",
+    "publish_folder",
+    "digest",
+]
+
+RECORD = "record.json"
+
+
+def fsync_path(path) -> None:
+    """Flushes a file's data, or a folder's entries, to disk."""
+    flags = os.O_RDONLY | (os.O_DIRECTORY if Path(path).is_dir() else 0)
+    descriptor = os.open(path, flags)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def fsync_tree(folder) -> None:
+    """Syncs every file under `folder`, then every folder, deepest first."""
+    folders = []
+    for root, _, files in os.walk(folder):
+        for name in files:
+            fsync_path(os.path.join(root, name))
+        folders.append(root)
+    for root in reversed(folders):
+        fsync_path(root)
+
+
+def write_atomic(path, data: bytes | str) -> Path:
+    """Writes `data` to `path` through a synced scratch file renamed into place."""
+    path = Path(path)
+    scratch = path.with_name(f".{path.name}.tmp")
+    payload = data.encode() if isinstance(data, str) else data
+    try:
+        with open(scratch, "wb") as handle:
+            handle.write(payload)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(scratch, path)
+    except BaseException:
+        scratch.unlink(missing_ok=True)
+        raise
+    fsync_path(path.parent)
+    return path
+
+
+def digest(path) -> str:
+    """The SHA-256 of a file, as hex."""
+    sha = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 22), b""):
+            sha.update(block)
+    return sha.hexdigest()
+
+
+def _files(folder: Path):
+    for root, _, names in os.walk(folder):
+        for name in sorted(names):
+            path = Path(root) / name
+            relative = path.relative_to(folder).as_posix()
+            if relative != RECORD and not name.endswith(".tmp"):
+                yield relative, path
+
+
+def write_record(folder) -> Path:
+    """Writes `folder/record.json` last: the size and SHA-256 of every other file under it."""
+    folder = Path(folder)
+    record = {
+        name: {"bytes": path.stat().st_size, "sha256": digest(path)}
+        for name, path in sorted(_files(folder))
+    }
+    return write_atomic(folder / RECORD, json.dumps(record, indent=2) + "\n")
+
+
+def verify_record(folder, required=()) -> str | None:
+    """Why `folder` does not match its record (one phrase), or None when it does.
+
+    Args:
+        folder: a folder written with `write_record`.
+        required: files that must be listed in the record (a record that lost one is
+            not trusted).
+    """
+    folder = Path(folder)
+    path = folder / RECORD
+    if not path.is_file():
+        return f"it has no {RECORD}"
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return f"its {RECORD} is not readable JSON"
+    if not isinstance(record, dict):
+        return f"its {RECORD} is not a record"
+    for name in required:
+        if name not in record:
+            return f"its {RECORD} does not list {name}"
+    for name, expected in record.items():
+        file = folder / name
+        if not file.is_file():
+            return f"{name} is missing"
+        size = file.stat().st_size
+        if size != expected.get("bytes"):
+            return f"{name} has {size:,} bytes where {expected.get('bytes', 0):,} were written"
+        if digest(file) != expected.get("sha256"):
+            return f"{name} differs from what was written"
+    return None
+
+
+def publish_folder(scratch, final) -> Path:
+    """Moves a finished scratch folder to `final`, synced, replacing what was there.
+
+    The scratch folder's files are synced before the rename and the parent folder
+    after it. An existing `final` is first renamed to `.<name>.old` and deleted
+    only once the new folder is in place.
+    """
+    scratch, final = Path(scratch), Path(final)
+    fsync_tree(scratch)
+    old = final.with_name(f".{final.name}.old")
+    if final.exists():
+        shutil.rmtree(old, ignore_errors=True)
+        os.replace(final, old)
+    os.replace(scratch, final)
+    fsync_path(final.parent)
+    shutil.rmtree(old, ignore_errors=True)
+    return final
