@@ -15,7 +15,12 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from electra_tf.data.normalization import normalize_text
-from electra_tf.data.vocabulary import read_vocabulary, special_ids
+from electra_tf.data.vocabulary import (
+    SPECIAL_TOKENS,
+    VocabularyError,
+    read_vocabulary,
+    special_ids,
+)
 
 __all__ = ["ElectraTokenizer", "normalize_text"]
 
@@ -24,10 +29,13 @@ class ElectraTokenizer(tf.Module):
     """Text to WordPiece ids, as BERT's uncased tokenizer does, in TensorFlow ops.
 
     Args:
-        vocab_file: path of a vocab.txt (one token per line, id = line number).
+        vocab_file: path of a vocab.txt (one token per line, id = line number); it
+            becomes an asset of a SavedModel holding the tokenizer.
         lower_case: fold case (default True, for uncased vocabularies).
         strip_accents: remove accents; defaults to `lower_case`, as in BERT.
         max_bytes_per_word: longer words become [UNK] (BERT: 100 bytes).
+        vocabulary: the tokens themselves (id = position), instead of `vocab_file`; the
+            lookup table then holds them as constants (no file needed, nor kept).
 
     Example:
 
@@ -45,29 +53,46 @@ class ElectraTokenizer(tf.Module):
 
     def __init__(
         self,
-        vocab_file,
+        vocab_file=None,
         lower_case: bool = True,
         strip_accents: bool | None = None,
         max_bytes_per_word: int = 100,
         name: str = "electra_tokenizer",
+        vocabulary=None,
     ):
         super().__init__(name=name)
-        self.vocab_file = os.fspath(vocab_file)
-        self.vocabulary = read_vocabulary(self.vocab_file)
+        if (vocab_file is None) == (vocabulary is None):
+            raise ValueError("Give the tokenizer either vocab_file or vocabulary.")
+        self.vocab_file = None if vocab_file is None else os.fspath(vocab_file)
+        if vocabulary is None:
+            self.vocabulary = read_vocabulary(self.vocab_file)
+        else:
+            self.vocabulary = [str(token) for token in vocabulary]
+            missing = [t for t in SPECIAL_TOKENS if t not in set(self.vocabulary)]
+            if missing or len(set(self.vocabulary)) != len(self.vocabulary):
+                raise VocabularyError(
+                    f"The vocabulary given lacks {' '.join(missing)} or repeats a token; it "
+                    f"needs each of {' '.join(SPECIAL_TOKENS)} once."
+                )
         self.lower_case = bool(lower_case)
         self.strip_accents = self.lower_case if strip_accents is None else bool(strip_accents)
         ids = special_ids(self.vocabulary)
         self.pad_id, self.unk_id = ids["pad"], ids["unk"]
         self.cls_id, self.sep_id, self.mask_id = ids["cls"], ids["sep"], ids["mask"]
         self.vocabulary_size = len(self.vocabulary)
-        self._vocab_asset = tf.saved_model.Asset(self.vocab_file)
-        initializer = tf.lookup.TextFileInitializer(
-            self._vocab_asset,
-            key_dtype=tf.string,
-            key_index=tf.lookup.TextFileIndex.WHOLE_LINE,
-            value_dtype=tf.int64,
-            value_index=tf.lookup.TextFileIndex.LINE_NUMBER,
-        )
+        if vocabulary is None:
+            self._vocab_asset = tf.saved_model.Asset(self.vocab_file)
+            initializer = tf.lookup.TextFileInitializer(
+                self._vocab_asset,
+                key_dtype=tf.string,
+                key_index=tf.lookup.TextFileIndex.WHOLE_LINE,
+                value_dtype=tf.int64,
+                value_index=tf.lookup.TextFileIndex.LINE_NUMBER,
+            )
+        else:
+            initializer = tf.lookup.KeyValueTensorInitializer(
+                tf.constant(self.vocabulary), tf.range(self.vocabulary_size, dtype=tf.int64)
+            )
         # Anonymous: a named table takes its name from str(asset), which holds a memory
         # address, so a later tokenizer could be handed a live table of another vocabulary
         # (a loaded export's, say) and silently use its ids.

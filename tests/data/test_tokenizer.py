@@ -123,3 +123,14 @@ def test_each_tokenizer_reads_its_own_vocabulary_file(tmp_path, monkeypatch):
     second = ElectraTokenizer(write_vocabulary(words_b, tmp_path / "b" / "vocab.txt"))
     assert first.tokenize(["alpha beta"]).to_list() == [[5, 6]]
     assert second.tokenize(["alpha beta"]).to_list() == [[7, 5]]
+
+
+def test_a_token_list_tokenizes_as_its_file_does(vocab):
+    texts = ["The CAFÉ in Paris opens!", "Naïve résumé, opened.", "unknown words"]
+    from_file = ElectraTokenizer(vocab).tokenize(texts).to_list()
+    from_list = ElectraTokenizer(vocabulary=read_vocabulary(vocab)).tokenize(texts).to_list()
+    assert from_list == from_file and from_file[2] == [1, 1]
+    with pytest.raises(VocabularyError, match=r"lacks \[MASK\]"):
+        ElectraTokenizer(vocabulary=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "the"])
+    with pytest.raises(ValueError, match="either vocab_file or vocabulary"):
+        ElectraTokenizer(vocab, vocabulary=WORDS)
