@@ -25,6 +25,7 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -39,6 +40,10 @@ __all__ = [
     "write_record",
     "verify_record",
     "publish_folder",
+    "publishing",
+    "remove_folder",
+    "probe_writable",
+    "os_reason",
     "digest",
 ]
 
@@ -155,10 +160,81 @@ def publish_folder(scratch, final) -> Path:
     scratch, final = Path(scratch), Path(final)
     fsync_tree(scratch)
     old = final.with_name(f".{final.name}.old")
-    if final.exists():
+    moved = final.exists()
+    if moved:
         shutil.rmtree(old, ignore_errors=True)
         os.replace(final, old)
-    os.replace(scratch, final)
+    try:
+        os.replace(scratch, final)
+    except BaseException:
+        if moved:  # put the previous folder back
+            os.replace(old, final)
+        raise
     fsync_path(final.parent)
     shutil.rmtree(old, ignore_errors=True)
     return final
+
+
+@contextlib.contextmanager
+def publishing(final):
+    """Yields an empty scratch folder beside `final`, published there (synced) on success.
+
+    On any error the scratch folder is removed and the error goes on: nothing
+    half-written is left, and an existing `final` stays as it was.
+    """
+    final = Path(final)
+    scratch = final.with_name(f".{final.name}.tmp")
+    shutil.rmtree(scratch, ignore_errors=True)
+    try:
+        scratch.mkdir(parents=True)
+        yield scratch
+        publish_folder(scratch, final)
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+
+
+def remove_folder(folder) -> None:
+    """Deletes `folder` by first renaming it (synced) to `.<name>.deleting`.
+
+    A power cut or a kill mid-deletion then leaves no half-deleted folder under the
+    old name, where a reader would take it for a damaged one.
+    """
+    folder = Path(folder)
+    if not folder.exists():
+        return
+    doomed = folder.with_name(f".{folder.name}.deleting")
+    shutil.rmtree(doomed, ignore_errors=True)
+    os.replace(folder, doomed)
+    fsync_path(folder.parent)
+    shutil.rmtree(doomed, ignore_errors=True)
+
+
+def probe_writable(folder) -> Path:
+    """Creates `folder` (and its parents) and writes, syncs and removes a small file there.
+
+    Raises:
+        OSError: the folder cannot be created or written (read-only, full, no permission).
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    probe = folder / f".write-probe-{os.getpid()}.tmp"
+    try:
+        with open(probe, "wb") as handle:
+            handle.write(b"\0" * 4096)
+            handle.flush()
+            os.fsync(handle.fileno())
+    finally:
+        probe.unlink(missing_ok=True)
+    return folder
+
+
+def os_reason(error: BaseException) -> str:
+    """The short reason an I/O error gives (`strerror`, or the first line of its message).
+
+    >>> os_reason(OSError(28, "No space left on device"))
+    'No space left on device'
+    """
+    reason = getattr(error, "strerror", None) or getattr(error, "message", None) or str(error)
+    lines = str(reason).strip().splitlines() or [type(error).__name__]
+    return lines[0][:200]
