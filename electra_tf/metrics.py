@@ -24,6 +24,11 @@ __all__ = [
     "pearson",
     "spearman",
     "roc_auc",
+    "macro_f1",
+    "micro_f1",
+    "exact_match",
+    "entities",
+    "entity_scores",
     "normalize_answer",
     "squad_exact_match",
     "squad_f1",
@@ -43,6 +48,40 @@ def f1_binary(labels, predictions, positive: int = 1) -> float:
     fp = np.sum((predictions == positive) & (labels != positive))
     fn = np.sum((predictions != positive) & (labels == positive))
     return float(2 * tp / (2 * tp + fp + fn)) if tp else 0.0
+
+
+def macro_f1(labels, predictions) -> float:
+    """Unweighted mean over classes of each class's F1 (class ids, or multi-hot rows).
+
+    A class that is neither in the labels nor predicted is left out of the mean.
+    """
+    labels, predictions = np.asarray(labels), np.asarray(predictions)
+    if labels.ndim == 2:  # multi-hot: one binary F1 per column
+        columns = [
+            (labels[:, j], predictions[:, j])
+            for j in range(labels.shape[1])
+            if labels[:, j].any() or predictions[:, j].any()
+        ]
+        scores = [f1_binary(y.astype(int), p.astype(int)) for y, p in columns]
+    else:
+        classes = np.union1d(labels, predictions)
+        scores = [f1_binary(labels == c, predictions == c, positive=True) for c in classes]
+    return float(np.mean(scores)) if scores else 0.0
+
+
+def micro_f1(labels, predictions) -> float:
+    """F1 over every (row, label) decision of multi-hot rows (micro-averaged)."""
+    labels = np.asarray(labels).astype(bool)
+    predictions = np.asarray(predictions).astype(bool)
+    tp = np.sum(labels & predictions)
+    denominator = 2 * tp + np.sum(predictions & ~labels) + np.sum(labels & ~predictions)
+    return float(2 * tp / denominator) if tp else 0.0
+
+
+def exact_match(labels, predictions) -> float:
+    """The share of rows whose whole label set is predicted exactly (subset accuracy)."""
+    labels, predictions = np.asarray(labels).astype(bool), np.asarray(predictions).astype(bool)
+    return float(np.mean(np.all(labels == predictions, axis=-1))) if len(labels) else 0.0
 
 
 def matthews_corrcoef(labels, predictions) -> float:
@@ -154,3 +193,63 @@ def squad_scores(predictions: dict, references: dict) -> dict:
             scores[f"{name}_f1"] = 100.0 * f1[subset].mean()
             scores[f"{name}_total"] = int(subset.sum())
     return scores
+
+
+def _prefix_and_type(tag: str) -> tuple[str, str]:
+    return tag[:1], tag[1:].split("-", 1)[-1] or "_"
+
+
+def _chunk_ends(previous: str, current: str, previous_type: str, current_type: str) -> bool:
+    if previous in ("E", "S"):
+        return True
+    if previous in ("B", "I") and current in ("B", "S", "O"):
+        return True
+    return previous not in ("O", ".") and previous_type != current_type
+
+
+def _chunk_starts(previous: str, current: str, previous_type: str, current_type: str) -> bool:
+    if current in ("B", "S"):
+        return True
+    if previous in ("E", "S", "O") and current in ("E", "I"):
+        return True
+    return current not in ("O", ".") and previous_type != current_type
+
+
+def entities(sequences) -> set:
+    """The (type, first, last) entities of tag sequences (BIO, IOB1, IOBES), as conlleval and
+    seqeval's default mode read them; positions count over the sequences joined with an "O"
+    between them."""
+    tags = [tag for sequence in sequences for tag in (*sequence, "O")]
+    found, begin = set(), 0
+    previous, previous_type = "O", ""
+    for i, tag in enumerate([*tags, "O"]):
+        prefix, kind = _prefix_and_type(tag)
+        if _chunk_ends(previous, prefix, previous_type, kind):
+            found.add((previous_type, begin, i - 1))
+        if _chunk_starts(previous, prefix, previous_type, kind):
+            begin = i
+        previous, previous_type = prefix, kind
+    return found
+
+
+def entity_scores(gold, predicted) -> dict:
+    """Entity-level precision, recall and F1 (an entity counts when its type and both ends
+    match) and word accuracy, over lists of tag sequences.
+
+    Example:
+
+    >>> gold = [["B-PER", "I-PER", "O", "B-LOC"]]
+    >>> predicted = [["B-PER", "I-PER", "O", "B-ORG"]]
+    >>> {k: round(v, 3) for k, v in entity_scores(gold, predicted).items()}
+    {'f1': 0.5, 'precision': 0.5, 'recall': 0.5, 'accuracy': 0.75}
+    """
+    truth, guess = entities(gold), entities(predicted)
+    correct = len(truth & guess)
+    precision = correct / len(guess) if guess else 0.0
+    recall = correct / len(truth) if truth else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if correct else 0.0
+    pairs = [
+        (g, p) for gs, ps in zip(gold, predicted, strict=True) for g, p in zip(gs, ps, strict=True)
+    ]
+    accuracy = float(np.mean([g == p for g, p in pairs])) if pairs else 0.0
+    return {"f1": f1, "precision": precision, "recall": recall, "accuracy": accuracy}

@@ -1,0 +1,165 @@
+"""Raw text (or text pairs) to the encoder's inputs, as a Keras layer usable in `tf.data`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from electra_tf.data.inputs import pack_inputs
+from electra_tf.data.tokenizer import ElectraTokenizer
+from electra_tf.data.vocabulary import read_vocabulary
+
+__all__ = ["ElectraTextClassifierPreprocessor", "PAD_TO", "VOCABULARY_ASSET"]
+
+PAD_TO = ("longest", "max")
+VOCABULARY_ASSET = "vocabulary.txt"
+
+
+def _as_strings(texts) -> tf.Tensor:
+    if isinstance(texts, str):
+        raise ValueError("Give a batch of texts (a list of strings), not a single string.")
+    return tf.convert_to_tensor(texts, tf.string)
+
+
+@keras.saving.register_keras_serializable(package="electra_tf")
+class ElectraTextClassifierPreprocessor(keras.layers.Layer):
+    """WordPiece tokenization and `[CLS] A [SEP] (B [SEP])` packing of raw strings.
+
+    Graph code (tensorflow-text), so it runs inside `tf.data.Dataset.map` and inside
+    an exported SavedModel. The vocabulary is saved with the layer (an asset of a
+    `.keras` file), so a saved classifier needs nothing else to read text.
+
+    Args:
+        vocabulary: the WordPiece tokens (id = position) or a vocab.txt path.
+        lower_case: fold case and strip accents (uncased vocabularies, BERT's default).
+        strip_accents: strip accents; defaults to `lower_case`, as in BERT.
+        sequence_length: the longest packed input; longer inputs are truncated
+            (a pair longest-first, as BERT does).
+        pad_to: "longest" pads each batch to its longest row, rounded up to a multiple of
+            8 (fast on CPUs and GPUs); "max" always pads to `sequence_length` (the static
+            shape XLA and TPUs want).
+        **kwargs: passed to `keras.layers.Layer`.
+
+    Call arguments:
+        x: strings `[B]` (a list, array or tensor), or a tuple `(text_a, text_b)` of two
+            such batches for pair tasks.
+        y, sample_weight: passed through untouched (for `tf.data.Dataset.map`).
+
+    Returns:
+        dict of int32 `token_ids`, `padding_mask`, `segment_ids` `[B, L]`, or
+        `(inputs, y, sample_weight)` when `y` is given.
+
+    Example:
+
+    >>> tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "fine", "film"]
+    >>> preprocessor = ElectraTextClassifierPreprocessor(tokens, sequence_length=16)
+    >>> preprocessor(["A fine film", "Film"])["token_ids"].numpy().tolist()
+    [[2, 5, 6, 7, 3, 0, 0, 0], [2, 7, 3, 0, 0, 0, 0, 0]]
+    """
+
+    def __init__(
+        self,
+        vocabulary=None,
+        lower_case: bool = True,
+        strip_accents: bool | None = None,
+        sequence_length: int = 128,
+        pad_to: str = "longest",
+        **kwargs,
+    ):
+        kwargs.setdefault("dtype", "int32")
+        super().__init__(**kwargs)
+        if pad_to not in PAD_TO:
+            raise ValueError(f"pad_to must be one of {PAD_TO}, got {pad_to!r}.")
+        if sequence_length < 3:
+            raise ValueError(f"sequence_length must be at least 3, got {sequence_length}.")
+        self.lower_case = bool(lower_case)
+        self.strip_accents = self.lower_case if strip_accents is None else bool(strip_accents)
+        self.sequence_length = int(sequence_length)
+        self.pad_to = pad_to
+        self.tokenizer = None
+        if vocabulary is not None:
+            self.set_vocabulary(vocabulary)
+
+    def set_vocabulary(self, vocabulary) -> None:
+        """Uses `vocabulary` (tokens, or a vocab.txt path) from now on."""
+        if isinstance(vocabulary, str | os.PathLike):
+            vocabulary = read_vocabulary(vocabulary)
+        self.tokenizer = ElectraTokenizer(
+            vocabulary=list(vocabulary),
+            lower_case=self.lower_case,
+            strip_accents=self.strip_accents,
+        )
+
+    @property
+    def vocabulary(self) -> list[str]:
+        if self.tokenizer is None:
+            raise ValueError("This preprocessor has no vocabulary yet; call set_vocabulary.")
+        return self.tokenizer.vocabulary
+
+    def pack(self, text_a, text_b=None) -> dict:
+        """Packed inputs at the full `sequence_length` `[B, sequence_length]`."""
+        tokenizer = self.tokenizer
+        if tokenizer is None:
+            raise ValueError("This preprocessor has no vocabulary yet; call set_vocabulary.")
+        return pack_inputs(
+            tokenizer.tokenize(_as_strings(text_a)),
+            None if text_b is None else tokenizer.tokenize(_as_strings(text_b)),
+            sequence_length=self.sequence_length,
+            cls_id=tokenizer.cls_id,
+            sep_id=tokenizer.sep_id,
+            pad_id=tokenizer.pad_id,
+        )
+
+    def __call__(self, x, y=None, sample_weight=None, **kwargs):
+        # Python strings are not tensors to Keras's call checks; make them so first.
+        x = tuple(_as_strings(t) for t in x) if isinstance(x, tuple) else _as_strings(x)
+        return super().__call__(x, y=y, sample_weight=sample_weight, **kwargs)
+
+    def call(self, x, y=None, sample_weight=None):
+        text_a, text_b = x if isinstance(x, tuple) else (x, None)
+        packed = self.pack(text_a, text_b)
+        if self.pad_to == "longest":
+            longest = tf.reduce_max(tf.reduce_sum(packed["padding_mask"], axis=1))
+            width = tf.minimum(self.sequence_length, (tf.maximum(longest, 1) + 7) // 8 * 8)
+            packed = {name: value[:, :width] for name, value in packed.items()}
+        if y is None and sample_weight is None:
+            return packed
+        return keras.utils.pack_x_y_sample_weight(packed, y, sample_weight)
+
+    def pack_all(self, text_a, text_b=None, chunk: int = 4096) -> dict:
+        """NumPy `[N, sequence_length]` packed inputs of many texts, packed in chunks."""
+        text_a = list(text_a)
+        parts = []
+        for start in range(0, len(text_a), chunk):
+            b = None if text_b is None else list(text_b[start : start + chunk])
+            packed = self.pack(text_a[start : start + chunk], b)
+            parts.append({name: value.numpy() for name, value in packed.items()})
+        if not parts:
+            empty = np.zeros((0, self.sequence_length), np.int32)
+            return {"token_ids": empty, "padding_mask": empty, "segment_ids": empty}
+        return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
+
+    def save_assets(self, dir_path):
+        Path(dir_path, VOCABULARY_ASSET).write_text(
+            "".join(f"{token}\n" for token in self.vocabulary), encoding="utf-8"
+        )
+
+    def load_assets(self, dir_path):
+        self.set_vocabulary(Path(dir_path, VOCABULARY_ASSET))
+
+    def compute_output_shape(self, input_shape):
+        return {name: (None, None) for name in ("token_ids", "padding_mask", "segment_ids")}
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            lower_case=self.lower_case,
+            strip_accents=self.strip_accents,
+            sequence_length=self.sequence_length,
+            pad_to=self.pad_to,
+        )
+        return config
