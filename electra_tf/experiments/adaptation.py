@@ -109,14 +109,11 @@ def _probe(path: Path, build, splits, task, log) -> dict:
 
 def _checkpoint_init(checkpoint: Path, label: str):
     """The discriminator's encoder of a pre-training checkpoint, as an `Initialization`."""
-    from electra_tf.finetuning.initialization import Initialization
-    from electra_tf.pretraining.checkpoint import load_pretrainer
+    import dataclasses
 
-    model = load_pretrainer(checkpoint)
-    data = model.config.data
-    return Initialization.from_encoder(
-        label, model.discriminator.encoder, data.vocab_file, data.lower_case
-    )
+    from electra_tf.finetuning.initialization import load_initialization
+
+    return dataclasses.replace(load_initialization(str(checkpoint)), source=label)
 
 
 def _checkpoint(options, objective: str, seed: int, step: int) -> Path:

@@ -47,6 +47,8 @@ class FinetuneConfig:
     clip_norm: float = 1.0
     seed: int = 1  # first seed; the run's seeds are seed, seed + 1, ...
     seeds: int = 1  # fine-tunings from the same initialization
+    patience: int = 0  # stop after this many epochs without a better dev score (0: never)
+    group_by_length: bool = True  # batch rows of similar length (each padded to its longest)
     max_train_examples: int = 0  # 0: all (a cap for quick runs)
     eval_batch_size: int = 128
     doc_stride: int = 128  # SQuAD: window stride over long contexts

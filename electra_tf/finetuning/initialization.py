@@ -9,6 +9,8 @@
 - a Hugging Face ELECTRA or BERT folder (`model.safetensors` or `pytorch_model.bin`,
   config.json), with its vocab.txt and casing;
 - a reference TF1 checkpoint (`model.ckpt-N`);
+- a fine-tuned run of `electra-tf finetune` (or its `model/` folder): its encoder, for a
+  second fine-tuning (MNLI then RTE, say);
 - `scratch:RECIPE` (e.g. `scratch:tiny`): random weights of a recipe's discriminator
   (with the vocabulary given by `vocab_file`), the no-pre-training baseline;
   `scratch:SOURCE`, any source above: random weights in SOURCE's architecture, with its
@@ -38,9 +40,14 @@ __all__ = [
     "load_warm_start",
     "vocabulary_of",
     "CONFIG_ASSET",
+    "FINETUNED_MARKER",
+    "FINETUNED_MODEL",
+    "source_kind",
 ]
 
 CONFIG_ASSET = "electra_config.json"  # written into exports' assets.extra/
+FINETUNED_MARKER = "finetuned.json"  # what a fine-tuned model folder (RUN/model/) is
+FINETUNED_MODEL = "model.keras"  # the fine-tuned Keras model in that folder
 
 
 @dataclasses.dataclass
@@ -78,10 +85,6 @@ class Initialization:
         return encoder
 
 
-def _from_encoder(source, encoder, vocab_file, lower_case=True) -> Initialization:
-    return Initialization.from_encoder(source, encoder, vocab_file, lower_case)
-
-
 def _need_vocab(vocab_file, source):
     if not vocab_file or not Path(vocab_file).exists():
         raise ConfigError(
@@ -100,45 +103,83 @@ def _is_hugging_face(path: Path) -> bool:
     )
 
 
+def source_kind(spec: str) -> str:
+    """What `spec` names: "scratch", "finetuned", "checkpoint", "saved_model", "keras_hub",
+    "hugging_face" or "reference" (the one place that tells the sources apart).
+
+    Raises:
+        ConfigError: `spec` does not exist or is none of these.
+    """
+    if spec.startswith("scratch:"):
+        return "scratch"
+    path = Path(spec)
+    if not path.exists() and not Path(f"{spec}.index").exists():
+        raise ConfigError(f"Initialization {spec} does not exist.")
+    if path.is_dir() and (path / FINETUNED_MARKER).exists():
+        return "finetuned"
+    if path.is_dir() and (path / "model" / FINETUNED_MARKER).exists():
+        return "finetuned"
+    if _is_checkpoint(path):
+        return "checkpoint"
+    if path.is_dir() and (path / "saved_model.pb").exists():
+        return "saved_model"
+    if path.is_dir() and (path / "config.json").exists() and (path / "metadata.json").exists():
+        return "keras_hub"
+    if _is_hugging_face(path):
+        return "hugging_face"
+    if str(path).endswith(".index") or Path(f"{spec}.index").exists() or path.is_dir():
+        return "reference"
+    raise ConfigError(
+        f"{spec} is not a checkpoint, export, preset or weights folder this package can read."
+    )
+
+
+def _pretrainer_of(spec: str, kind: str, vocab_file=None):
+    """The `ElectraPretrainer` of a source that holds one, its config recording a vocabulary."""
+    from electra_tf.serving.conversion import (
+        hugging_face_vocabulary,
+        import_hugging_face,
+        import_reference_checkpoint,
+        with_vocabulary,
+    )
+
+    if kind == "checkpoint":
+        from electra_tf.pretraining.checkpoint import load_pretrainer
+
+        model = load_pretrainer(spec)
+        return with_vocabulary(model, vocab_file) if vocab_file else model
+    if kind == "hugging_face":
+        model = import_hugging_face(Path(spec))
+        found, lower = hugging_face_vocabulary(Path(spec))
+        return with_vocabulary(model, _need_vocab(vocab_file or found, spec), lower)
+    model = import_reference_checkpoint(str(spec).removesuffix(".index"))
+    return with_vocabulary(model, _need_vocab(vocab_file, spec))
+
+
 def load_warm_start(spec: str, vocab_file: str | None = None):
     """A `WarmStart` for continued pre-training from any source `load_initialization` reads.
 
     - a run or checkpoint of this package: the discriminator (encoder and head) and, unless
       it was imported without one, its generator;
     - a Hugging Face ELECTRA folder: the discriminator with its head (no generator);
-    - a Hugging Face BERT folder, an export, a preset or a TF1 checkpoint: the encoder.
+    - a Hugging Face BERT folder, an export, a preset, a fine-tuned run or a TF1
+      checkpoint: the encoder.
     """
     from electra_tf.pretraining.warm_start import WarmStart
 
-    path = Path(spec)
-    if _is_checkpoint(path):
-        from electra_tf.pretraining.checkpoint import find_checkpoint, load_pretrainer
+    kind = source_kind(spec)
+    if kind in ("checkpoint", "hugging_face"):
+        model = _pretrainer_of(spec, kind, vocab_file)
+        if kind == "checkpoint":
+            from electra_tf.pretraining.checkpoint import find_checkpoint
 
-        model = load_pretrainer(path)
-        if vocab_file:
-            from electra_tf.serving.conversion import with_vocabulary
-
-            model = with_vocabulary(model, vocab_file)
-        state = json.loads((find_checkpoint(path) / "state.json").read_text())
-        imported = state.get("import_report") or {}
-        return WarmStart.from_pretrainer(
-            spec,
-            model,
-            with_head=imported.get("discriminator_head", True),
-            with_generator=imported.get("generator", True),
-        )
-    if _is_hugging_face(path):
-        from electra_tf.serving.conversion import (
-            hugging_face_vocabulary,
-            import_hugging_face,
-            with_vocabulary,
-        )
-
-        model = import_hugging_face(path)
-        found, lower = hugging_face_vocabulary(path)
-        model = with_vocabulary(model, _need_vocab(vocab_file or found, spec), lower)
-        has_head = model.import_report["discriminator_head"]
-        return WarmStart.from_pretrainer(spec, model, with_head=has_head, with_generator=False)
+            state = json.loads((find_checkpoint(spec) / "state.json").read_text())
+            imported = state.get("import_report") or {}
+            head = imported.get("discriminator_head", True)
+            generator = imported.get("generator", True)
+        else:
+            head, generator = model.import_report["discriminator_head"], False
+        return WarmStart.from_pretrainer(spec, model, with_head=head, with_generator=generator)
     init = load_initialization(spec, vocab_file)
     if init.weights is None:
         raise ConfigError(f"{spec} holds no weights to continue from.")
@@ -160,12 +201,13 @@ def vocabulary_of(spec) -> tuple[str, bool | None]:
     path = Path(spec)
     if path.is_file():
         return str(path), None
-    if _is_checkpoint(path):
+    kind = source_kind(str(spec))
+    if kind == "checkpoint":
         from electra_tf.pretraining.checkpoint import read_checkpoint_config
 
         data = read_checkpoint_config(path).data
         return _need_vocab(data.vocab_file, spec), data.lower_case
-    if _is_hugging_face(path) or (path / "vocab.txt").exists():
+    if kind == "hugging_face" or (path / "vocab.txt").exists():
         from electra_tf.serving.conversion import hugging_face_vocabulary
 
         found, lower = hugging_face_vocabulary(path)
@@ -176,7 +218,8 @@ def vocabulary_of(spec) -> tuple[str, bool | None]:
 
 def load_initialization(spec: str, vocab_file: str | None = None) -> Initialization:
     """Reads an initialization source (see the module docstring)."""
-    if spec.startswith("scratch:"):
+    kind = source_kind(spec)
+    if kind == "scratch":
         recipe = spec.split(":", 1)[1]
         if Path(recipe).exists() and Path(recipe).suffix != ".toml":
             shape = load_initialization(recipe, vocab_file)
@@ -187,37 +230,36 @@ def load_initialization(spec: str, vocab_file: str | None = None) -> Initializat
         encoder_config["vocabulary_size"] = len(read_vocabulary(vocab))
         return Initialization(spec, encoder_config, None, str(vocab))
     path = Path(spec)
-    if not path.exists():
-        raise ConfigError(f"Initialization {spec} does not exist.")
-    if _is_checkpoint(path):
-        from electra_tf.pretraining.checkpoint import load_pretrainer
-
-        model = load_pretrainer(path)
-        vocab = _need_vocab(vocab_file or model.config.data.vocab_file, spec)
-        lower = model.config.data.lower_case
-        return _from_encoder(spec, model.discriminator.encoder, vocab, lower)
-    if path.is_dir() and (path / "saved_model.pb").exists():
+    if kind == "finetuned":
+        return _from_finetuned(path if (path / FINETUNED_MARKER).exists() else path / "model")
+    if kind == "saved_model":
         return _from_saved_model(path, vocab_file)
-    if path.is_dir() and (path / "config.json").exists() and (path / "metadata.json").exists():
+    if kind == "keras_hub":
         from electra_tf.serving.keras_hub_preset import read_keras_hub_preset
 
         encoder = read_keras_hub_preset(path)
         vocab = vocab_file or next(iter(path.glob("assets/tokenizer/vocabulary.txt")), None)
-        return _from_encoder(spec, encoder, _need_vocab(vocab, spec))
-    if _is_hugging_face(path):
-        from electra_tf.serving.conversion import hugging_face_vocabulary, import_hugging_face
+        return Initialization.from_encoder(spec, encoder, _need_vocab(vocab, spec))
+    model = _pretrainer_of(spec, kind, vocab_file)
+    data = model.config.data
+    return Initialization.from_encoder(
+        spec, model.discriminator.encoder, _need_vocab(data.vocab_file, spec), data.lower_case
+    )
 
-        model = import_hugging_face(path)
-        found, lower = hugging_face_vocabulary(path)
-        vocab = _need_vocab(vocab_file or found, spec)
-        return _from_encoder(spec, model.discriminator.encoder, vocab, lower)
-    if str(path).endswith(".index") or Path(f"{spec}.index").exists() or path.is_dir():
-        from electra_tf.serving.conversion import import_reference_checkpoint
 
-        model = import_reference_checkpoint(str(spec).removesuffix(".index"))
-        return _from_encoder(spec, model.discriminator.encoder, _need_vocab(vocab_file, spec))
-    raise ConfigError(
-        f"{spec} is not a checkpoint, export, preset or weights folder this package can read."
+def _from_finetuned(folder: Path) -> Initialization:
+    """The encoder of a fine-tuned model folder (`RUN/model/`), for further fine-tuning."""
+    import keras
+
+    import electra_tf.finetuning.text_classifier  # noqa: F401  (registers the model classes)
+    from electra_tf.io.durable import verify_record
+
+    reason = verify_record(folder, required=(FINETUNED_MODEL,))
+    if reason:
+        raise ConfigError(f"The fine-tuned model {folder} is not usable ({reason}).")
+    model = keras.saving.load_model(folder / FINETUNED_MODEL, compile=False)
+    return Initialization.from_encoder(
+        str(folder), model.encoder, str(folder / "vocab.txt"), model.preprocessor.lower_case
     )
 
 
@@ -253,6 +295,6 @@ def _from_saved_model(path: Path, vocab_file):
         ),
         None,
     )
-    return _from_encoder(
+    return Initialization.from_encoder(
         str(path), encoder, _need_vocab(vocab, path), saved.get("lower_case", True)
     )

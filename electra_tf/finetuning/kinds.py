@@ -1,51 +1,48 @@
-"""What differs between kinds of fine-tuning task: features, model, loss and scoring.
+"""What differs between kinds of fine-tuning task: the model, its inputs and the scoring.
 
-The driver (`electra_tf.finetuning.run.finetune`) is the same for every task:
-it encodes the splits, then for each seed builds a model on a fresh copy of
-the encoder, trains it with the layer-wise AdamW schedule and scores every
-evaluation split. A kind plugs in the four task-specific parts:
+The engine (`electra_tf.finetuning.engine`) is the same for every task: epochs
+of the task model's own `fit`, a dev score after each, the best epoch kept. A
+job plugs in the task-specific parts for one set of splits:
 
-- `SequenceKind` (classification and regression): `[CLS] A [SEP] B [SEP]`
-  features, the [CLS] head, cross-entropy or MSE, the task's metrics
-  (accuracy, F1, Matthews, Spearman, Pearson);
-- `SpanKind` (SQuAD 1.1 and 2.0): windowed features, start/end span heads
-  with an answerability classifier, BERT's decoding and SQuAD's EM/F1.
+- `TextJob` (single-label and multi-label classification, regression):
+  `ElectraTextClassifier` on raw text (or text pairs), the task's metrics;
+- `SpanJob` (SQuAD 1.1 and 2.0): windowed features, `ElectraSpanExtractor`,
+  BERT's decoding and SQuAD's EM/F1;
+- `electra_tf.finetuning.tagging.TaggingJob`: per-word tags, entity F1.
+
+A job has `build(init, config)`, `compile_arguments(model)`, `rows()`,
+`fit(model, config, seed, initial_epoch, callbacks)`, `score(model, split)`,
+`splits()` (the labelled evaluation splits) and `main_metric`.
 """
 
 from __future__ import annotations
 
-import dataclasses
-
 import keras
 import numpy as np
-import tensorflow as tf
 
 import electra_tf.metrics as metric_functions
+from electra_tf.data.batching import batch_dataset, ordered_batches, pad_batch, row_lengths
 from electra_tf.data.inputs import pack_inputs
+from electra_tf.data.tokenizer import ElectraTokenizer
+from electra_tf.data.vocabulary import read_vocabulary
 from electra_tf.finetuning import squad
 from electra_tf.finetuning.tasks import Task
-from electra_tf.models.finetuning import ElectraClassifier, ElectraSpanExtractor
+from electra_tf.finetuning.text_classifier import ElectraTextClassifier
+from electra_tf.models.finetuning import ElectraSpanExtractor
+from electra_tf.models.text_classifier_preprocessor import ElectraTextClassifierPreprocessor
 
-__all__ = ["Encoded", "SequenceKind", "SpanKind", "kind_of", "encode_examples", "score"]
+__all__ = ["TextJob", "SpanJob", "encode_examples", "score", "text_metrics", "METRICS"]
 
-
-@dataclasses.dataclass
-class Encoded:
-    """One split, ready for the model.
-
-    Attributes:
-        inputs: int32 `[rows, S]` arrays `token_ids`, `padding_mask`, `segment_ids`.
-        targets: what the loss compares with (labels, or the span targets).
-        rows: training rows (examples, or windows for spans).
-        examples: the split's examples (spans need them to decode answers).
-        extra: kind-specific data (the span windows' features).
-    """
-
-    inputs: dict
-    targets: object
-    rows: int
-    examples: list = dataclasses.field(default_factory=list)
-    extra: object = None
+METRICS = {
+    "accuracy": metric_functions.accuracy,
+    "f1": metric_functions.f1_binary,
+    "mcc": metric_functions.matthews_corrcoef,
+    "spearman": metric_functions.spearman,
+    "pearson": metric_functions.pearson,
+    "macro_f1": metric_functions.macro_f1,
+    "micro_f1": metric_functions.micro_f1,
+    "exact_match": metric_functions.exact_match,
+}
 
 
 def encode_examples(
@@ -78,133 +75,221 @@ def encode_examples(
 
 def score(task: Task, labels, predictions) -> dict:
     """The task's metrics on one set (predictions: class ids, or floats for regression)."""
-    functions = {
-        "accuracy": metric_functions.accuracy,
-        "f1": metric_functions.f1_binary,
-        "mcc": metric_functions.matthews_corrcoef,
-        "spearman": metric_functions.spearman,
-        "pearson": metric_functions.pearson,
-    }
-    return {name: functions[name](labels, predictions) for name in task.metrics}
+    return {name: METRICS[name](labels, predictions) for name in task.metrics}
 
 
-def _fit(model, inputs, targets, *, epochs, batch_size, seed) -> list[float]:
-    dataset = tf.data.Dataset.from_tensor_slices((inputs, targets))
-    size = int(len(next(iter(inputs.values()))))
-    dataset = dataset.shuffle(size, seed=seed, reshuffle_each_iteration=True)
-    # The dataset shuffles itself (seeded); Keras would warn about and ignore `shuffle`.
-    history = model.fit(
-        dataset.batch(batch_size).prefetch(tf.data.AUTOTUNE),
-        epochs=epochs,
-        shuffle=False,
-        verbose=0,
-    )
-    return [float(x) for x in history.history["loss"]]
+def text_metrics(task: Task, targets, outputs) -> dict:
+    """The task's metrics from a text classifier's targets and raw outputs."""
+    if task.kind == "regression":
+        return score(task, targets, np.asarray(outputs).reshape(-1))
+    if task.kind == "multi_label":
+        return score(task, targets, (np.asarray(outputs) >= 0.0).astype(np.float32))
+    return score(task, targets, np.argmax(outputs, axis=-1))
 
 
-class SequenceKind:
-    """Classification and regression on the [CLS] vector."""
+class TextJob:
+    """Classification (one label or several) and regression on the [CLS] vector.
 
-    def encode(self, examples, tokenizer, task: Task, config) -> Encoded:
-        inputs, labels = encode_examples(examples, tokenizer, task, config.max_seq_length)
-        return Encoded(inputs, labels, len(labels), list(examples))
+    Args:
+        task: the task (its kind, label names and metrics).
+        splits: {"train": [Example], "dev": [...], ...}; rows are texts with raw labels
+            (names or ids; lists for multi-label; numbers for regression).
+    """
 
-    def build_model(self, encoder, task: Task, config):
-        model = ElectraClassifier(encoder, task.num_outputs, dropout=config.dropout)
+    def __init__(self, task: Task, splits: dict):
+        self.task = task
+        self.examples = splits
+        self.main_metric = task.metrics[0]
+        self._targets = {}
+
+    def build(self, init, config) -> ElectraTextClassifier:
+        encoder = init.build_encoder(dropout=config.dropout)
+        preprocessor = ElectraTextClassifierPreprocessor(
+            read_vocabulary(init.vocab_file),
+            lower_case=init.lower_case,
+            sequence_length=min(config.max_seq_length, encoder.max_sequence_length),
+        )
+        model = ElectraTextClassifier(
+            encoder,
+            labels=list(self.task.labels) or None,
+            kind=self.task.kind,
+            preprocessor=preprocessor,
+            dropout=config.dropout,
+        )
         model.build()
         return model
 
-    def fit(self, model, train: Encoded, optimizer, task: Task, config, seed: int) -> list[float]:
-        if task.kind == "regression":
-            loss = keras.losses.MeanSquaredError()
-        else:
-            loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-        model.compile(optimizer=optimizer, loss=loss)
-        return _fit(
-            model,
-            train.inputs,
-            train.targets,
-            epochs=config.epochs,
+    def compile_arguments(self, model) -> dict:
+        return {"loss": model.default_loss()}
+
+    def rows(self) -> int:
+        return len(self.examples["train"])
+
+    def splits(self) -> list[str]:
+        """The evaluation splits that have labels to score."""
+        return [
+            name
+            for name, rows in self.examples.items()
+            if name != "train" and rows and all(e.label is not None for e in rows)
+        ]
+
+    def texts(self, split: str):
+        rows = self.examples[split]
+        if self.task.pair:
+            return ([e.text_a for e in rows], [e.text_b for e in rows])
+        return [e.text_a for e in rows]
+
+    def fit(self, model, config, seed: int, initial_epoch: int, callbacks) -> None:
+        model.fit(
+            self.texts("train"),
+            [e.label for e in self.examples["train"]],
             batch_size=config.batch_size,
+            epochs=config.epochs,
+            initial_epoch=initial_epoch,
             seed=seed,
+            group_by_length=config.group_by_length,
+            callbacks=callbacks,
+            verbose=0,
         )
 
-    def score(self, model, split: Encoded, task: Task, config) -> dict:
-        dataset = tf.data.Dataset.from_tensor_slices(split.inputs).batch(config.eval_batch_size)
-        outputs = model.predict(dataset, verbose=0)
-        predictions = outputs if task.kind == "regression" else np.argmax(outputs, axis=-1)
-        return score(task, split.targets, predictions)
+    def outputs(self, model, split: str, batch_size: int = 128):
+        return model.predict(self.texts(split), batch_size=batch_size)
+
+    def score(self, model, split: str) -> dict:
+        if split not in self._targets:
+            self._targets[split] = model.encode_labels([e.label for e in self.examples[split]])
+        return text_metrics(self.task, self._targets[split], self.outputs(model, split))
+
+    def predictions(self, model, split: str) -> list[dict]:
+        """One JSON row per example: the text(s), the prediction, and the gold label if any."""
+        rows = []
+        for example, decoded in zip(
+            self.examples[split], model.decode(self.outputs(model, split)), strict=True
+        ):
+            row = {"text": example.text_a}
+            if example.text_b is not None:
+                row["text_pair"] = example.text_b
+            row.update(decoded)
+            if example.label is not None:
+                row["gold"] = _gold(model, example.label)
+            rows.append(row)
+        return rows
 
 
-class SpanKind:
+def _gold(model, label):
+    if model.kind == "regression":
+        return float(label)
+    if isinstance(label, list):
+        return [str(v) for v in label]
+    if isinstance(label, str):
+        return label
+    return model.labels[int(label)]
+
+
+class SpanJob:
     """SQuAD spans: windows over long contexts, start/end heads, answerability for 2.0."""
 
-    def encode(self, examples, tokenizer, task: Task, config) -> Encoded:
-        features = squad.make_features(
-            examples,
-            tokenizer,
-            max_seq_length=config.max_seq_length,
-            doc_stride=config.doc_stride,
-            max_query_length=config.max_query_length,
+    def __init__(self, task: Task, splits: dict):
+        self.task = task
+        self.examples = splits
+        self.main_metric = task.metrics[-1]  # F1
+        self._features = {}
+
+    def _windows(self, split: str):
+        if split not in self._features:
+            tokenizer = ElectraTokenizer(self.init.vocab_file, lower_case=self.init.lower_case)
+            self._features[split] = squad.make_features(
+                self.examples[split],
+                tokenizer,
+                max_seq_length=self.config.max_seq_length,
+                doc_stride=self.config.doc_stride,
+                max_query_length=self.config.max_query_length,
+            )
+        return self._features[split]
+
+    def build(self, init, config) -> ElectraSpanExtractor:
+        self.init, self.config = init, config
+        model = ElectraSpanExtractor(
+            init.build_encoder(dropout=config.dropout),
+            joint_end=config.joint_end,
+            beam_size=config.beam_size,
         )
+        model.build()
+        return model
+
+    def compile_arguments(self, model) -> dict:
+        sparse = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        version_2 = self.task.name == "squad2"
+        return {
+            "loss": {
+                "start_logits": sparse,
+                "end_logits": sparse,
+                "answerable_logits": keras.losses.BinaryCrossentropy(from_logits=True),
+            },
+            "loss_weights": {
+                "start_logits": 0.5,
+                "end_logits": 0.5,
+                "answerable_logits": 1.0 if version_2 else 0.0,
+            },
+        }
+
+    def rows(self) -> int:
+        return len(self._windows("train").start_positions)
+
+    def splits(self) -> list[str]:
+        return [name for name in self.examples if name != "train" and self.examples[name]]
+
+    def fit(self, model, config, seed: int, initial_epoch: int, callbacks) -> None:
+        features = self._windows("train")
+        inputs = dict(features.inputs)
+        if model.joint_end:
+            inputs["start_positions"] = features.start_positions
         targets = {
             "start_logits": features.start_positions,
             "end_logits": features.end_positions,
             "answerable_logits": features.answerable,
         }
-        rows = len(features.start_positions)
-        return Encoded(features.inputs, targets, rows, list(examples), features)
-
-    def build_model(self, encoder, task: Task, config):
-        model = ElectraSpanExtractor(
-            encoder, joint_end=config.joint_end, beam_size=config.beam_size
-        )
-        model.build()
-        return model
-
-    def fit(self, model, train: Encoded, optimizer, task: Task, config, seed: int) -> list[float]:
-        version_2 = task.name == "squad2"
-        inputs = dict(train.inputs)
-        if model.joint_end:
-            inputs["start_positions"] = train.extra.start_positions
-        sparse = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-        model.compile(
-            optimizer=optimizer,
-            loss={
-                "start_logits": sparse,
-                "end_logits": sparse,
-                "answerable_logits": keras.losses.BinaryCrossentropy(from_logits=True),
-            },
-            loss_weights={
-                "start_logits": 0.5,
-                "end_logits": 0.5,
-                "answerable_logits": 1.0 if version_2 else 0.0,
-            },
-        )
-        return _fit(
-            model,
+        dataset = batch_dataset(
             inputs,
-            train.targets,
-            epochs=config.epochs,
+            targets,
             batch_size=config.batch_size,
             seed=seed,
+            epochs=range(initial_epoch, config.epochs),
+            group=50 if config.group_by_length else 0,
+        )
+        model.fit(
+            dataset,
+            epochs=config.epochs,
+            steps_per_epoch=-(-len(features.start_positions) // config.batch_size),
+            initial_epoch=initial_epoch,
+            callbacks=callbacks,
+            shuffle=False,
+            verbose=0,
         )
 
-    def score(self, model, split: Encoded, task: Task, config) -> dict:
-        outputs = model.predict(split.inputs, batch_size=config.eval_batch_size, verbose=0)
-        outputs = {k: np.asarray(v) for k, v in outputs.items()}
+    def score(self, model, split: str) -> dict:
+        features = self._windows(split)
+        lengths = row_lengths(features.inputs["padding_mask"])
+        width = features.inputs["token_ids"].shape[1]
+        collected = {}
+        for index in ordered_batches(lengths, self.config.eval_batch_size):
+            batch = pad_batch(features.inputs, index, lengths)
+            for name, value in model.predict_on_batch(batch).items():
+                value = np.asarray(value)
+                if name in ("start_logits", "end_logits"):
+                    pad = [(0, 0)] * (value.ndim - 1) + [(0, width - value.shape[-1])]
+                    value = np.pad(value, pad, constant_values=-10000.0)
+                collected.setdefault(name, [None] * len(lengths))
+                for row, i in enumerate(index):
+                    collected[name][i] = value[row]
+        outputs = {name: np.stack(values) for name, values in collected.items()}
         predictions = squad.predict_answers(
-            split.examples,
-            split.extra,
+            self.examples[split],
+            features,
             outputs,
-            task.name == "squad2",
-            config.n_best,
-            config.max_answer_length,
+            self.task.name == "squad2",
+            self.config.n_best,
+            self.config.max_answer_length,
         )
-        references = {e.qid: e.answers for e in split.examples}
+        references = {e.qid: e.answers for e in self.examples[split]}
         return metric_functions.squad_scores(predictions, references)
-
-
-def kind_of(task: Task):
-    """The kind that fine-tunes `task`."""
-    return SpanKind() if task.kind == "span" else SequenceKind()

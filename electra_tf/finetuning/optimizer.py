@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from keras import ops
 
-from electra_tf.pretraining.optimizer import ElectraAdamW
+from electra_tf.pretraining.optimizer import ElectraAdamW, WarmupLinearDecay
 
-__all__ = ["layer_depths", "layerwise_multipliers", "LayerwiseAdamW"]
+__all__ = ["layer_depths", "layerwise_multipliers", "LayerwiseAdamW", "finetuning_optimizer"]
 
 
 def layer_depths(model, reference: bool = False) -> tuple[dict[int, int], int]:
@@ -69,3 +69,26 @@ class LayerwiseAdamW(ElectraAdamW):
     def update_step(self, gradient, variable, learning_rate):
         scaled = ops.multiply(ops.cast(learning_rate, variable.dtype), self._multiplier(variable))
         return super().update_step(gradient, variable, scaled)
+
+
+def finetuning_optimizer(model, config, total_steps: int) -> LayerwiseAdamW:
+    """The paper's fine-tuning optimizer for `model` (a model with an `encoder`).
+
+    Layer-wise AdamW at `config.learning_rate` with `config.warmup_fraction` linear
+    warmup, then linear decay to 0 at `total_steps`; `config` is a resolved
+    `FinetuneConfig` (or anything with its fields).
+    """
+    schedule = WarmupLinearDecay(
+        config.learning_rate,
+        total_steps=total_steps,
+        warmup_steps=int(config.warmup_fraction * total_steps),
+    )
+    return LayerwiseAdamW(
+        multipliers=layerwise_multipliers(
+            model, config.layerwise_decay, reference=config.layerwise_decay_reference
+        ),
+        learning_rate=schedule,
+        weight_decay=config.weight_decay,
+        epsilon=config.adam_epsilon,
+        clip_norm=config.clip_norm,
+    )

@@ -28,6 +28,7 @@ from electra_tf.finetuning.tasks import TFDS_SPLITS, Task
 __all__ = [
     "Example",
     "ReadReport",
+    "utf8_text",
     "read_glue_tsv",
     "read_glue_tfds",
     "read_movie_reviews",
@@ -48,11 +49,13 @@ class Example:
 
 @dataclasses.dataclass
 class ReadReport:
-    """What reading a task's files found: rows read, rows skipped by reason, skipped ids."""
+    """What reading a task's files found: rows read, rows skipped by reason (with row numbers
+    where known), skipped ids."""
 
     read: int = 0
     skipped: collections.Counter = dataclasses.field(default_factory=collections.Counter)
     skipped_ids: list = dataclasses.field(default_factory=list)
+    skipped_rows: dict = dataclasses.field(default_factory=dict)  # reason -> row numbers
 
 
 def _label(task: Task, raw: str, path, line: int):
@@ -71,7 +74,7 @@ def _label(task: Task, raw: str, path, line: int):
     return task.labels.index(raw)
 
 
-def _utf8_text(path: Path) -> str:
+def utf8_text(path: Path) -> str:
     """The file's text; a byte that is not UTF-8 fails with one sentence naming its line."""
     data = path.read_bytes()
     try:
@@ -92,7 +95,7 @@ def read_glue_tsv(task: Task, path, report: ReadReport | None = None) -> list[Ex
     if not path.exists():
         raise ConfigError(f"{path} does not exist; download {task.name}'s GLUE data there.")
     csv.field_size_limit(sys.maxsize)
-    text = _utf8_text(path)
+    text = utf8_text(path)
     rows = list(csv.reader(io.StringIO(text, newline=""), delimiter="\t", quoting=csv.QUOTE_NONE))
     if task.header:
         if not rows:

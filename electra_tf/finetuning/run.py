@@ -1,56 +1,41 @@
-"""Fine-tune and evaluate over several seeds, and summarize (median, mean, spread).
+"""Fine-tune over several seeds, keep the best model on dev, summarize (median, mean, spread).
 
 One driver for every task: `finetune(task, init, splits, config, output_dir)`
-encodes the splits once, then runs `config.seeds` fine-tunings from the same
-initialization (each seed: a fresh copy of the encoder, the task's head, the
-layer-wise AdamW with warmup and linear decay), scores every split but train
-after the last epoch, and writes `results.json` (every run, every metric)
-and `results.md` (median / mean / std / min / max). What is task-specific
-(features, head, loss, scoring) comes from the task's kind
-(`electra_tf.finetuning.kinds`). `finetune_task` adds reading the task's
-data and its initialization by name, as `electra-tf finetune` does.
+runs `config.seeds` fine-tunings from the same initialization through the
+engine (`electra_tf.finetuning.engine`: each seed keeps its best epoch on dev
+and resumes after a kill), keeps the model of the best seed on dev in
+`output_dir/model/` (`electra_tf.finetuning.model_folder`), writes every
+evaluation split's predictions from that model to `predictions/<split>.jsonl`,
+and writes `results.json` (every seed, every metric) and `results.md`
+(median / mean / std / min / max over seeds). The test split never chooses
+anything: epochs and seeds are chosen on dev. `finetune_task` reads a named
+task's data; `finetune_files` the user's own files.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
+import shutil
+import tempfile
 import time
 from pathlib import Path
 
-import keras
 import numpy as np
 
 from electra_tf.config import ConfigError
-from electra_tf.data.tokenizer import ElectraTokenizer
 from electra_tf.finetuning.config import FinetuneConfig, load_finetune_recipe
+from electra_tf.finetuning.engine import read_json, train_seed
 from electra_tf.finetuning.initialization import Initialization, load_initialization
-from electra_tf.finetuning.kinds import kind_of
-from electra_tf.finetuning.optimizer import LayerwiseAdamW, layerwise_multipliers
+from electra_tf.finetuning.kinds import SpanJob, TextJob
+from electra_tf.finetuning.model_folder import read_model_info, write_model_folder
 from electra_tf.finetuning.readers import ReadReport
 from electra_tf.finetuning.sources import task_splits
 from electra_tf.finetuning.tasks import Task, get_task
-from electra_tf.pretraining.optimizer import WarmupLinearDecay
+from electra_tf.io.durable import write_atomic
 
-__all__ = ["finetune", "finetune_task", "finetuning_optimizer", "summarize"]
-
-
-def finetuning_optimizer(model, config: FinetuneConfig, total_steps: int) -> LayerwiseAdamW:
-    """Layer-wise AdamW with 10% (`warmup_fraction`) warmup, then linear decay to 0."""
-    schedule = WarmupLinearDecay(
-        config.learning_rate,
-        total_steps=total_steps,
-        warmup_steps=int(config.warmup_fraction * total_steps),
-    )
-    return LayerwiseAdamW(
-        multipliers=layerwise_multipliers(
-            model, config.layerwise_decay, reference=config.layerwise_decay_reference
-        ),
-        learning_rate=schedule,
-        weight_decay=config.weight_decay,
-        epsilon=config.adam_epsilon,
-        clip_norm=config.clip_norm,
-    )
+__all__ = ["finetune", "finetune_task", "summarize", "make_job", "selection_split"]
 
 
 def summarize(runs: list[dict], sets) -> dict:
@@ -70,7 +55,7 @@ def summarize(runs: list[dict], sets) -> dict:
     return summary
 
 
-def _table(summary: dict, title: str) -> str:
+def _table(summary: dict, title: str, note: str = "") -> str:
     lines = [
         f"# {title}",
         "",
@@ -82,7 +67,114 @@ def _table(summary: dict, title: str) -> str:
             f"| {key} | {s['median']:.4f} | {s['mean']:.4f} | {s['std']:.4f} | "
             f"{s['min']:.4f} | {s['max']:.4f} | {s['n']} |"
         )
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + (f"\n{note}\n" if note else "")
+
+
+def selection_split(splits: dict) -> str:
+    """The split that chooses epochs and seeds: "dev", else the first dev-like split."""
+    if "dev" in splits:
+        return "dev"
+    for name in splits:
+        if name.startswith("dev"):
+            return name
+    raise ConfigError("Fine-tuning needs a dev split to choose epochs and the kept model.")
+
+
+def make_job(task: Task, splits: dict):
+    """The job that fine-tunes `task` (see `electra_tf.finetuning.kinds`)."""
+    if task.kind == "span":
+        return SpanJob(task, splits)
+    if task.kind == "tagging":
+        from electra_tf.finetuning.tagging import TaggingJob
+
+        return TaggingJob(task, splits)
+    return TextJob(task, splits)
+
+
+def _digest_request(request: dict) -> str:
+    return hashlib.sha256(json.dumps(request, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _check_request(folder: Path, request: dict) -> None:
+    """Writes `request.json`, or refuses a folder that holds another request's run."""
+    path = folder / "request.json"
+    found = read_json(path)
+    if found is not None and found.get("digest") != _digest_request(request):
+        differing = sorted(
+            key
+            for key in set(found) | set(request)
+            if key != "digest" and found.get(key) != request.get(key)
+        )
+        raise ConfigError(
+            f"{folder} holds a fine-tuning run of another request (its {', '.join(differing)} "
+            "differ); choose another --output-dir, or delete that folder to start over."
+        )
+    if found is None:
+        folder.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, json.dumps({**request, "digest": _digest_request(request)}, indent=2))
+
+
+def _keep_best(job, init, config, folder: Path, runs: list[dict], info: dict, log) -> dict:
+    """Publishes the best seed's model as `folder/model/` if it is not there yet."""
+    metric, split = job.main_metric, job.selection
+    best = max(runs, key=lambda run: (run[split][metric], -run["seed"]))
+    model_dir = folder / "model"
+    kept = read_model_info(model_dir) if (model_dir / "finetuned.json").exists() else None
+    weights = folder / "seeds" / f"seed-{best['seed']}" / "best.weights.h5"
+    if kept is None or kept.get("seed") != best["seed"]:
+        if not weights.exists():
+            raise ConfigError(f"The best seed's weights {weights} are missing; fine-tune again.")
+        model = job.build(init, config)
+        model.load_weights(weights)
+        note = f"seed {best['seed']}, epoch {best['best_epoch']}: best {split} {metric} "
+        note += f"of {len(runs)} seed(s)" if len(runs) > 1 else "(one seed)"
+        write_model_folder(
+            model,
+            model_dir,
+            {
+                **info,
+                "seed": best["seed"],
+                "epoch": best["best_epoch"],
+                "selected_by": note,
+                "metrics": {s: best[s] for s in job.splits()},
+                "vocabulary_tokens": _vocabulary(init),
+            },
+        )
+        if log:
+            log(f"kept the model of {note} in {model_dir}")
+    for run in runs:  # other seeds' weights are no longer needed
+        if run["seed"] != best["seed"]:
+            (folder / "seeds" / f"seed-{run['seed']}" / "best.weights.h5").unlink(missing_ok=True)
+    return best
+
+
+def _vocabulary(init: Initialization) -> list[str]:
+    from electra_tf.data.vocabulary import read_vocabulary
+
+    return read_vocabulary(init.vocab_file)
+
+
+def _write_predictions(job, folder: Path, log) -> dict:
+    """Every evaluation split's predictions from the kept model, as JSON Lines."""
+    if not hasattr(job, "predictions"):
+        return {}
+    from electra_tf.finetuning.model_folder import load_finetuned
+
+    model, _ = load_finetuned(folder)
+    written = {}
+    for split in job.examples:
+        if split == "train" or not job.examples[split]:
+            continue
+        path = folder / "predictions" / f"{split}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lines = "".join(
+            json.dumps(row, ensure_ascii=False) + "\n" for row in job.predictions(model, split)
+        )
+        write_atomic(path, lines)
+        written[split] = str(path)
+    if log and written:
+        log(f"predictions: {', '.join(written.values())}")
+    return written
 
 
 def finetune(
@@ -92,69 +184,83 @@ def finetune(
     config: FinetuneConfig,
     output_dir=None,
     progress=print,
+    request: dict | None = None,
 ) -> dict:
-    """Fine-tunes `config.seeds` times and summarizes.
+    """Fine-tunes `config.seeds` times, keeps the best model on dev and summarizes.
 
     Args:
         task: the task.
         init: the encoder initialization.
         splits: {"train": [example], "dev": [example], ...}; every split but train is
-            scored. Examples are the readers' `Example`s, or `SquadExample`s for spans.
+            scored (when labelled) and predicted. Examples are the readers' `Example`s,
+            `TaggedSentence`s for tagging, `SquadExample`s for spans.
         config: the fine-tuning config (paper values filled in here).
-        output_dir: where results.json and results.md go (optional).
-        progress: called with one line per seed (None: quiet).
+        output_dir: the run folder (a temporary one when None, deleted at the end).
+        progress: called with progress lines (None: quiet).
+        request: what was asked (data files, columns, ...), recorded and checked on resume.
 
     Returns:
         {"task", "init", "config", "train_examples", "eval_examples", "runs", "summary",
-        "seconds"}.
+        "kept", "model", "predictions", "seconds"}.
     """
     started = time.perf_counter()
     config = config.resolved(init.encoder_config["hidden_dim"], task.epochs)
-    tokenizer = ElectraTokenizer(init.vocab_file, lower_case=init.lower_case)
-    kind = kind_of(task)
-    train_examples = splits["train"]
+    splits = dict(splits)
     if config.max_train_examples:
-        train_examples = train_examples[: config.max_train_examples]
-    if not train_examples:
+        splits["train"] = splits["train"][: config.max_train_examples]
+    if not splits.get("train"):
         raise ConfigError(f"No training examples for {task.name}.")
-    train = kind.encode(train_examples, tokenizer, task, config)
-    evaluation = {
-        name: kind.encode(examples, tokenizer, task, config)
-        for name, examples in splits.items()
-        if name != "train" and examples
+    job = make_job(task, splits)
+    job.selection = selection_split(splits)
+    temporary = output_dir is None
+    folder = Path(tempfile.mkdtemp(prefix="electra-tf-finetune-") if temporary else output_dir)
+    settings = {k: v for k, v in dataclasses.asdict(config).items() if k != "seeds"}
+    _check_request(
+        folder, {"task": task.name, "init": init.source, "config": settings, **(request or {})}
+    )
+    log = (lambda line: progress(f"[finetune] {task.name} {line}")) if progress else None
+    info = {
+        "task": task.name,
+        "kind": task.kind,
+        "labels": list(task.labels),
+        "pair": task.pair,
+        "init": init.source,
+        "max_seq_length": config.max_seq_length,
+        "lower_case": init.lower_case,
+        **(request or {}),
     }
-    total_steps = int(np.ceil(train.rows / config.batch_size)) * config.epochs
     runs = []
     for k in range(config.seeds):
         seed = config.seed + k
-        keras.utils.set_random_seed(seed)  # the head's init, dropout and the data order
-        model = kind.build_model(init.build_encoder(dropout=config.dropout), task, config)
-        optimizer = finetuning_optimizer(model, config, total_steps)
-        result = {"seed": seed}
-        result["train_loss"] = kind.fit(model, train, optimizer, task, config, seed)
-        for name, split in evaluation.items():
-            result[name] = kind.score(model, split, task, config)
+        result = train_seed(job, init, config, seed, folder / "seeds" / f"seed-{seed}", log)
         runs.append(result)
-        if progress:
-            shown = {n: {m: round(v, 4) for m, v in result[n].items()} for n in evaluation}
-            progress(f"[finetune] {task.name} seed {seed}: {json.dumps(shown)}")
-    summary = summarize(runs, list(evaluation))
+        if log:
+            shown = {n: {m: round(v, 4) for m, v in result[n].items()} for n in job.splits()}
+            log(f"seed {seed} (best epoch {result['best_epoch']}): {json.dumps(shown)}")
+        best = _keep_best(job, init, config, folder, runs, info, log)
+    summary = summarize(runs, job.splits())
+    note = (
+        f"The model kept in {folder / 'model'} is seed {best['seed']}'s "
+        f"(best {job.selection} {job.main_metric})."
+    )
     report = {
         "task": task.name,
         "init": init.source,
         "config": dataclasses.asdict(config),
-        "train_examples": len(train_examples),
-        "eval_examples": {n: len(split.examples) for n, split in evaluation.items()},
+        "train_examples": len(splits["train"]),
+        "eval_examples": {n: len(rows) for n, rows in splits.items() if n != "train"},
         "runs": runs,
         "summary": summary,
+        "kept": {"seed": best["seed"], "epoch": best["best_epoch"], "selected_on": job.selection},
+        "model": str(folder / "model"),
+        "predictions": _write_predictions(job, folder, log),
         "seconds": round(time.perf_counter() - started, 1),
     }
-    if output_dir is not None:
-        output_dir = Path(output_dir)
-        output_dir.mkdir(parents=True, exist_ok=True)
-        (output_dir / "results.json").write_text(json.dumps(report, indent=2) + "\n")
-        title = f"{task.name} from {init.source} ({config.seeds} seeds)"
-        (output_dir / "results.md").write_text(_table(summary, title))
+    write_atomic(folder / "results.json", json.dumps(report, indent=2) + "\n")
+    title = f"{task.name} from {init.source} ({config.seeds} seeds)"
+    write_atomic(folder / "results.md", _table(summary, title, note))
+    if temporary:
+        shutil.rmtree(folder, ignore_errors=True)
     return report
 
 
@@ -206,5 +312,5 @@ def finetune_task(
     if read.skipped_ids:
         report["skipped_ids"] = sorted(read.skipped_ids)
     if output_dir is not None:
-        (Path(output_dir) / "results.json").write_text(json.dumps(report, indent=2) + "\n")
+        write_atomic(Path(output_dir) / "results.json", json.dumps(report, indent=2) + "\n")
     return report

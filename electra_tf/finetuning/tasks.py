@@ -22,7 +22,7 @@ class Task:
 
     Attributes:
         name: the task's name.
-        kind: "classification", "regression" or "span".
+        kind: "classification", "multi_label", "regression", "tagging" or "span".
         labels: the label strings of a classification task, in class-id order.
         columns: TSV header names of (text_a, text_b or None, label).
         column_indices: the same as column indices, for header-less files (CoLA).

@@ -1,0 +1,211 @@
+"""The fine-tuning engine: epochs with a dev score each, the best epoch kept, exact resume.
+
+`train_seed(job, init, config, seed, folder)` fine-tunes one seed. The model is
+the job's Keras task model (`ElectraTextClassifier`, `ElectraTokenClassifier`,
+`ElectraSpanExtractor`) trained by its own `fit`; `EpochSelection`, a Keras
+callback, scores dev after every epoch with the task's metric, keeps the best
+epoch's weights, writes a resume checkpoint and stops after `patience` epochs
+without a gain. Everything lands in `folder` (`seed-N/`):
+
+- `epoch-E/`: the model, its optimizer and random state after epoch E, with
+  `state.json` (the dev history and the best so far) and `record.json`; only
+  the newest is kept, and it is published (synced, renamed) before the older
+  one is deleted, so a run killed at any point resumes from its last epoch;
+- `best.weights.h5` and `best.json`: the best epoch so far;
+- `result.json`, written last: the best epoch's scores on every split.
+
+A re-run finds `result.json` and reuses it, or the newest `epoch-E/` that
+verifies and goes on from there: the batch order of an epoch depends only on
+the seed and the epoch (`electra_tf.data.batching`), so the resumed run sees
+what the uninterrupted one would have.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import shutil
+from pathlib import Path
+
+import keras
+import numpy as np
+
+from electra_tf.config import ConfigError
+from electra_tf.finetuning.optimizer import finetuning_optimizer
+from electra_tf.io.durable import (
+    fsync_path,
+    publish_folder,
+    verify_record,
+    write_atomic,
+    write_record,
+)
+from electra_tf.pretraining.checkpoint import checkpoint_object, first_nonfinite_weight
+
+__all__ = ["EpochSelection", "train_seed", "read_json", "better"]
+
+_EPOCH = re.compile(r"^epoch-(\d+)$")
+
+
+def read_json(path) -> dict | None:
+    """A JSON file's content, or None when it is missing or unreadable."""
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def better(value: float, best: float | None, lower_is_better: bool = False) -> bool:
+    """Whether `value` improves on `best` (None: nothing yet)."""
+    if best is None or not np.isfinite(best):
+        return bool(np.isfinite(value))
+    return value < best if lower_is_better else value > best
+
+
+def _epoch_folders(folder: Path) -> list[tuple[int, Path]]:
+    if not folder.is_dir():
+        return []
+    return sorted(
+        (int(m.group(1)), child)
+        for child in folder.iterdir()
+        if (m := _EPOCH.match(child.name)) and child.is_dir()
+    )
+
+
+class EpochSelection(keras.callbacks.Callback):
+    """After each epoch: the dev score, the best weights kept, a resume checkpoint, patience.
+
+    Args:
+        job: the task's job (its `score(model, split)`, `main_metric` and `selection`,
+            the split that chooses).
+        folder: the seed's folder.
+        state: `{"history": [...], "best": {...} or None}`, restored on resume.
+        patience: stop after this many epochs without a better dev score (0: never).
+        log: called with one line per epoch (None: quiet).
+    """
+
+    def __init__(self, job, folder: Path, state: dict, patience: int = 0, log=None):
+        super().__init__()
+        self.job, self.folder, self.state = job, Path(folder), state
+        self.patience, self.log = patience, log
+
+    def on_epoch_end(self, epoch, logs=None):
+        bad = first_nonfinite_weight(self.model)
+        if bad is not None:
+            raise ConfigError(
+                f"Fine-tuning diverged in epoch {epoch + 1} (the weight {bad} is not finite); "
+                f"{self.folder} keeps the last good epoch. Lower --set learning_rate=..."
+            )
+        scores = self.job.score(self.model, self.job.selection)
+        entry = {"epoch": epoch + 1, "loss": float((logs or {}).get("loss", math.nan)), **scores}
+        self.state["history"].append(entry)
+        best = self.state.get("best")
+        metric = self.job.main_metric
+        if better(scores[metric], best[metric] if best else None):
+            self.state["best"] = entry
+            self._write_best(entry)
+        since = entry["epoch"] - self.state["best"]["epoch"] if self.state.get("best") else 0
+        stop = bool(self.patience) and since >= self.patience
+        self.state["stopped"] = stop
+        self._write_epoch(entry["epoch"])
+        if self.log:
+            shown = ", ".join(f"{k} {v:.4f}" for k, v in scores.items())
+            mark = " (best)" if since == 0 else ""
+            self.log(f"epoch {entry['epoch']}: loss {entry['loss']:.4f}, dev {shown}{mark}")
+        if stop:
+            self.model.stop_training = True
+
+    def _write_best(self, entry: dict) -> None:
+        scratch = self.folder / ".best-scratch.weights.h5"
+        self.model.save_weights(scratch)
+        fsync_path(scratch)
+        os.replace(scratch, self.folder / "best.weights.h5")
+        write_atomic(self.folder / "best.json", json.dumps(entry, indent=2) + "\n")
+
+    def _write_epoch(self, epoch: int) -> None:
+        final = self.folder / f"epoch-{epoch:04d}"
+        scratch = self.folder / f".epoch-{epoch:04d}.tmp"
+        shutil.rmtree(scratch, ignore_errors=True)
+        scratch.mkdir(parents=True)
+        try:
+            checkpoint_object(self.model).write(str(scratch / "ckpt"))
+            (scratch / "state.json").write_text(json.dumps(self.state, indent=2) + "\n")
+            write_record(scratch)
+            publish_folder(scratch, final)
+        except OSError as error:
+            shutil.rmtree(scratch, ignore_errors=True)
+            raise ConfigError(
+                f"Could not write {final} ({error.strerror or error}); free space or choose a "
+                "writable --output-dir. The previous epoch's checkpoint is untouched."
+            ) from None
+        for number, older in _epoch_folders(self.folder):
+            if number < epoch:
+                shutil.rmtree(older, ignore_errors=True)
+
+
+def _resume(model, folder: Path, log) -> tuple[int, dict]:
+    """(epochs done, state) from the newest epoch checkpoint that verifies; (0, fresh) if none."""
+    for epoch, child in reversed(_epoch_folders(folder)):
+        reason = verify_record(child, required=("state.json",))
+        if reason is None:
+            state = json.loads((child / "state.json").read_text())
+            checkpoint_object(model).read(str(child / "ckpt")).assert_existing_objects_matched()
+            if log:
+                log(f"resuming after epoch {epoch} ({child})")
+            return epoch, state
+        target = child.with_name(child.name + ".corrupt")
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(child, target)
+        if log:
+            log(f"{child} is not usable ({reason}); moved it to {target.name}")
+    return 0, {"history": [], "best": None, "stopped": False}
+
+
+def train_seed(job, init, config, seed: int, folder, log=None) -> dict:
+    """Fine-tunes one seed (or reads its finished result); returns the seed's result.
+
+    Args:
+        job: the task's job (`build`, `rows`, `fit`, `score`, `splits`, `main_metric`).
+        init: the `Initialization` every seed starts from.
+        config: the resolved `FinetuneConfig`.
+        seed: the seed (head initialization, dropout, batch order).
+        folder: the seed's folder.
+        log: called with progress lines (None: quiet).
+
+    Returns:
+        {"seed", "best_epoch", "epochs_run", "history", "train_loss", and one entry of
+        metrics per scored split}.
+    """
+    folder = Path(folder)
+    done = read_json(folder / "result.json")
+    if done is not None:
+        return done
+    folder.mkdir(parents=True, exist_ok=True)
+    keras.utils.set_random_seed(seed)  # the head's initialization and dropout
+    model = job.build(init, config)
+    steps = math.ceil(job.rows() / config.batch_size) * config.epochs
+    model.compile(
+        optimizer=finetuning_optimizer(model, config, steps), **job.compile_arguments(model)
+    )
+    model.optimizer.build(model.trainable_variables)
+    start, state = _resume(model, folder, log)
+    if start < config.epochs and not state.get("stopped"):
+        selection = EpochSelection(job, folder, state, config.patience, log)
+        job.fit(model, config, seed, initial_epoch=start, callbacks=[selection])
+    if state.get("best") is None:
+        raise ConfigError(f"Seed {seed} finished no epoch; see {folder}.")
+    model.load_weights(folder / "best.weights.h5")
+    result = {
+        "seed": seed,
+        "best_epoch": state["best"]["epoch"],
+        "epochs_run": len(state["history"]),
+        "history": state["history"],
+        "train_loss": [entry["loss"] for entry in state["history"]],
+    }
+    for split in job.splits():
+        result[split] = job.score(model, split)
+    write_atomic(folder / "result.json", json.dumps(result, indent=2) + "\n")
+    for _, child in _epoch_folders(folder):
+        shutil.rmtree(child, ignore_errors=True)
+    return result

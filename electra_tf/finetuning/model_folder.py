@@ -1,0 +1,89 @@
+"""A fine-tuned model on disk: everything needed to use it, without the training data.
+
+`RUN/model/` holds
+
+- `model.keras`: the Keras task model (an `ElectraTextClassifier` with its
+  preprocessor, label names, vocabulary and casing inside, or an
+  `ElectraTokenClassifier` or `ElectraSpanExtractor`), loadable with
+  `keras.saving.load_model` once `electra_tf.finetuning` is imported;
+- `vocab.txt`: the vocabulary, for tools that want the file;
+- `finetuned.json`: the kind, label names, text columns, maximum length,
+  casing, where it started from, the seed and epoch kept and why, and its
+  metrics on every split;
+- `record.json`, written last: the size and SHA-256 of the files above.
+
+The folder is written under a scratch name and published in one rename
+(`electra_tf.io.durable`); reading verifies it against its record first.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from electra_tf.config import ConfigError
+from electra_tf.finetuning.initialization import FINETUNED_MARKER, FINETUNED_MODEL
+from electra_tf.io.durable import publish_folder, verify_record, write_record
+
+__all__ = ["write_model_folder", "load_finetuned", "model_folder_of", "read_model_info"]
+
+
+def write_model_folder(model, folder, info: dict) -> Path:
+    """Writes `model` and `info` as a verified model folder at `folder` (replacing it)."""
+    folder = Path(folder)
+    scratch = folder.with_name(f".{folder.name}.tmp")
+    shutil.rmtree(scratch, ignore_errors=True)
+    scratch.mkdir(parents=True)
+    try:
+        model.save(scratch / FINETUNED_MODEL)
+        vocabulary = info.get("vocabulary_tokens")
+        if vocabulary is None and getattr(model, "preprocessor", None) is not None:
+            vocabulary = model.preprocessor.vocabulary
+        if vocabulary is not None:
+            (scratch / "vocab.txt").write_text("".join(f"{t}\n" for t in vocabulary), "utf-8")
+        info = {k: v for k, v in info.items() if k != "vocabulary_tokens"}
+        (scratch / FINETUNED_MARKER).write_text(json.dumps(info, indent=2) + "\n")
+        write_record(scratch)
+        return publish_folder(scratch, folder)
+    except OSError as error:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise ConfigError(
+            f"Could not write the model folder {folder} ({error.strerror or error}); free space "
+            "or choose a writable --output-dir."
+        ) from None
+
+
+def model_folder_of(path) -> Path:
+    """The model folder of a fine-tuned run (`RUN/model/`) or of the folder itself."""
+    path = Path(path)
+    for candidate in (path, path / "model"):
+        if (candidate / FINETUNED_MARKER).exists():
+            return candidate
+    raise ConfigError(
+        f"{path} is not a fine-tuned run (no {FINETUNED_MARKER} in it or in its model/ folder); "
+        "give the --output-dir of `electra-tf finetune`."
+    )
+
+
+def read_model_info(path) -> dict:
+    """The `finetuned.json` of a fine-tuned run or model folder."""
+    return json.loads((model_folder_of(path) / FINETUNED_MARKER).read_text())
+
+
+def load_finetuned(path):
+    """(Keras model, info) of a fine-tuned run or model folder, verified first."""
+    import keras
+
+    import electra_tf.finetuning.tagging  # noqa: F401  (registers the task classes)
+    import electra_tf.finetuning.text_classifier  # noqa: F401
+
+    folder = model_folder_of(path)
+    reason = verify_record(folder, required=(FINETUNED_MODEL, FINETUNED_MARKER))
+    if reason:
+        raise ConfigError(
+            f"The fine-tuned model {folder} is not usable ({reason}); fine-tune again with the "
+            "same command (it resumes) to write it anew."
+        )
+    model = keras.saving.load_model(folder / FINETUNED_MODEL, compile=False)
+    return model, json.loads((folder / FINETUNED_MARKER).read_text())

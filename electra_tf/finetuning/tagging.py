@@ -1,0 +1,156 @@
+"""Token classification: CoNLL-style files, per-word tags, entity-level scores.
+
+A CoNLL file has one word per line, its tag in the last column (the word in
+the first; columns split on whitespace), and a blank line between sentences;
+`-DOCSTART-` lines are skipped. Tags are BIO (IOB2), IOB1 or IOBES; scores are
+entity-level precision, recall and F1 as conlleval and seqeval compute them
+(`electra_tf.metrics.entity_scores`), plus word accuracy. A word's tag is
+learned and predicted at its first WordPiece; words past the maximum length
+are predicted as "O" when scored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from electra_tf.config import ConfigError
+from electra_tf.data.vocabulary import read_vocabulary
+from electra_tf.finetuning.readers import ReadReport, utf8_text
+from electra_tf.finetuning.token_classifier import ElectraTokenClassifier
+from electra_tf.metrics import entity_scores
+from electra_tf.models.token_classifier_preprocessor import ElectraTokenClassifierPreprocessor
+
+__all__ = ["TaggedSentence", "read_conll", "TaggingJob"]
+
+
+@dataclasses.dataclass(frozen=True)
+class TaggedSentence:
+    """One sentence: its words and their tags (a list, or None when the file has none)."""
+
+    words: tuple
+    label: tuple | None  # the tags ("label", as other examples, for the shared readers)
+    guid: str = ""
+
+    @property
+    def text_a(self) -> str:
+        return " ".join(self.words)
+
+    text_b = None
+
+
+def _sentences(lines):
+    """(first line number, [(line number, columns)]) per sentence."""
+    block = []
+    for number, line in enumerate(lines, 1):
+        columns = line.split()
+        if not columns or columns[0] == "-DOCSTART-":
+            if block:
+                yield block
+            block = []
+            continue
+        block.append((number, columns))
+    if block:
+        yield block
+
+
+def read_conll(path, needs_labels: bool = True) -> tuple[list, ReadReport]:
+    """The `TaggedSentence`s of a CoNLL file, and what was skipped.
+
+    A line with a single column has no tag: in a file that needs labels its word is
+    skipped and counted (`malformed_rows`, with line numbers); in a test file without
+    tags every line is a word.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"{path} does not exist.")
+    text = utf8_text(path).removeprefix("\ufeff")
+    if not text.strip():
+        raise ConfigError(f"{path} is empty.")
+    if text.lstrip().startswith("{"):
+        raise ConfigError(f"{path} looks like JSON Lines, not CoNLL; pass --format jsonl.")
+    report = ReadReport()
+    tagged = any(len(line.split()) > 1 for line in text.splitlines())
+    sentences = []
+    for block in _sentences(text.splitlines()):
+        words, tags = [], []
+        for number, columns in block:
+            if tagged and len(columns) < 2:
+                report.skipped["malformed_rows"] += 1
+                report.skipped_rows.setdefault("malformed_rows", []).append(number)
+                continue
+            words.append(columns[0])
+            tags.append(columns[-1] if tagged else None)
+        if words:
+            label = tuple(tags) if tagged else None
+            sentences.append(TaggedSentence(tuple(words), label, f"{path.name}:{block[0][0]}"))
+    if needs_labels and not tagged:
+        raise ConfigError(f"{path} has no tag column (one word per line, its tag last).")
+    if not sentences:
+        raise ConfigError(f"{path} holds no sentences.")
+    report.read = len(sentences)
+    return sentences, report
+
+
+class TaggingJob:
+    """Per-word tags with `ElectraTokenClassifier` (see `electra_tf.finetuning.kinds`)."""
+
+    def __init__(self, task, splits: dict):
+        self.task = task
+        self.examples = splits
+        self.main_metric = task.metrics[0]
+
+    def build(self, init, config) -> ElectraTokenClassifier:
+        encoder = init.build_encoder(dropout=config.dropout)
+        preprocessor = ElectraTokenClassifierPreprocessor(
+            read_vocabulary(init.vocab_file),
+            lower_case=init.lower_case,
+            sequence_length=min(config.max_seq_length, encoder.max_sequence_length),
+        )
+        model = ElectraTokenClassifier(
+            encoder, list(self.task.labels), preprocessor, config.dropout
+        )
+        model.build()
+        return model
+
+    def compile_arguments(self, model) -> dict:
+        return {"loss": model.default_loss()}
+
+    def rows(self) -> int:
+        return len(self.examples["train"])
+
+    def splits(self) -> list[str]:
+        return [
+            name
+            for name, rows in self.examples.items()
+            if name != "train" and rows and all(s.label is not None for s in rows)
+        ]
+
+    def fit(self, model, config, seed: int, initial_epoch: int, callbacks) -> None:
+        train = self.examples["train"]
+        model.fit(
+            [list(s.words) for s in train],
+            [list(s.label) for s in train],
+            batch_size=config.batch_size,
+            epochs=config.epochs,
+            initial_epoch=initial_epoch,
+            seed=seed,
+            group_by_length=config.group_by_length,
+            callbacks=callbacks,
+            verbose=0,
+        )
+
+    def _tags(self, model, split: str) -> list[list[str]]:
+        rows = model.predict_labels([list(s.words) for s in self.examples[split]], batch_size=128)
+        return [[tag or "O" for tag in row["tags"]] for row in rows]
+
+    def score(self, model, split: str) -> dict:
+        gold = [list(s.label) for s in self.examples[split]]
+        return entity_scores(gold, self._tags(model, split))
+
+    def predictions(self, model, split: str) -> list[dict]:
+        rows = model.predict_labels([list(s.words) for s in self.examples[split]], batch_size=128)
+        for row, sentence in zip(rows, self.examples[split], strict=True):
+            if sentence.label is not None:
+                row["gold"] = list(sentence.label)
+        return rows

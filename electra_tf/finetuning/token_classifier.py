@@ -1,0 +1,238 @@
+"""`ElectraTokenClassifier`: per-word tags (BIO named entities, chunks) on raw text."""
+
+from __future__ import annotations
+
+import math
+
+import keras
+import numpy as np
+
+from electra_tf.data.batching import batch_dataset, ordered_batches, pad_batch, row_lengths
+from electra_tf.data.vocabulary import read_vocabulary
+from electra_tf.finetuning.config import FinetuneConfig
+from electra_tf.finetuning.optimizer import finetuning_optimizer
+from electra_tf.models.token_classifier_preprocessor import (
+    IGNORED,
+    ElectraTokenClassifierPreprocessor,
+)
+
+__all__ = ["ElectraTokenClassifier"]
+
+_INPUTS = ("token_ids", "padding_mask", "segment_ids")
+
+
+@keras.saving.register_keras_serializable(package="electra_tf")
+class ElectraTokenClassifier(keras.Model):
+    """ELECTRA's encoder with a tag layer on every token, fitting and predicting on words.
+
+    Each word's tag is read from its first WordPiece (`ElectraTokenClassifierPreprocessor`);
+    the loss skips the other positions.
+
+    Args:
+        encoder: an `ElectraEncoder`.
+        labels: the tag names, in id order.
+        preprocessor: an `ElectraTokenClassifierPreprocessor`, or None for id inputs only.
+        dropout: dropout before the tag layer.
+
+    Call arguments:
+        inputs: dict of `token_ids`, `padding_mask`, `segment_ids` `[B, S]`.
+
+    Returns:
+        `[B, S, len(labels)]` logits.
+
+    Example:
+
+    >>> from electra_tf.models.encoder import ElectraEncoder
+    >>> tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "ada", "lives", "in", "rome"]
+    >>> encoder = ElectraEncoder(vocabulary_size=9, num_layers=1, hidden_dim=8,
+    ...     embedding_dim=8, num_heads=2, intermediate_dim=16, max_sequence_length=16)
+    >>> tagger = ElectraTokenClassifier(encoder, ["O", "B-PER", "B-LOC"],
+    ...     ElectraTokenClassifierPreprocessor(tokens, sequence_length=16))
+    >>> [len(row["tags"]) for row in tagger.predict_labels(["Ada lives in Rome", "Rome"])]
+    [4, 1]
+    """
+
+    def __init__(
+        self,
+        encoder,
+        labels,
+        preprocessor=None,
+        dropout: float = 0.1,
+        name="electra_token_classifier",
+        **kwargs,
+    ):
+        super().__init__(name=name, **kwargs)
+        self.encoder = encoder
+        self.labels = [str(label) for label in labels]
+        self.kind = "tagging"
+        self.preprocessor = preprocessor
+        self.dropout_rate = dropout
+        self.dropout = keras.layers.Dropout(dropout, name="task_specific_dropout")
+        self.output_dense = keras.layers.Dense(
+            len(self.labels),
+            kernel_initializer=keras.initializers.TruncatedNormal(stddev=encoder.initializer_range),
+            name="task_specific_output",
+        )
+
+    def build(self, input_shape=None):
+        if not self.encoder.built:
+            self.encoder.build()
+        self.output_dense.build((None, None, self.encoder.hidden_dim))
+        self.built = True
+
+    def call(self, inputs, training=None):
+        sequence = self.encoder({k: inputs[k] for k in _INPUTS}, training=training)
+        return self.output_dense(self.dropout(sequence, training=training))
+
+    @classmethod
+    def from_source(
+        cls, source: str, labels, sequence_length: int = 128, dropout: float = 0.1, vocab_file=None
+    ) -> ElectraTokenClassifier:
+        """A new tagger on the encoder of SOURCE (anything `--init` accepts)."""
+        from electra_tf.finetuning.initialization import load_initialization
+
+        init = load_initialization(str(source), vocab_file)
+        encoder = init.build_encoder(dropout=dropout)
+        preprocessor = ElectraTokenClassifierPreprocessor(
+            read_vocabulary(init.vocab_file),
+            lower_case=init.lower_case,
+            sequence_length=min(int(sequence_length), encoder.max_sequence_length),
+        )
+        model = cls(encoder, labels, preprocessor, dropout)
+        model.build()
+        return model
+
+    def default_loss(self):
+        """Cross-entropy over tags at each word's first piece (other positions ignored)."""
+        return keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=IGNORED)
+
+    def compile(self, optimizer="auto", loss="auto", **kwargs):
+        """`keras.Model.compile`; "auto" as `ElectraTextClassifier.compile`."""
+        self._auto_optimizer = isinstance(optimizer, str) and optimizer == "auto"
+        arguments = dict(loss=self.default_loss() if loss == "auto" else loss, **kwargs)
+        object.__setattr__(self, "_compile_arguments", arguments)
+        super().compile(optimizer="adam" if self._auto_optimizer else optimizer, **arguments)
+
+    def get_compile_config(self):
+        return None
+
+    def encode_tags(self, tags) -> list[list[int]]:
+        """Tag ids of tag names (or ids), per sentence."""
+        index = {name: i for i, name in enumerate(self.labels)}
+        try:
+            return [[index[t] if isinstance(t, str) else int(t) for t in row] for row in tags]
+        except KeyError as error:
+            raise ValueError(f"Tag {error.args[0]!r} is not one of {self.labels}.") from None
+
+    def fit(
+        self,
+        x=None,
+        y=None,
+        batch_size: int = 32,
+        epochs: int = 1,
+        verbose="auto",
+        callbacks=None,
+        initial_epoch: int = 0,
+        seed: int | None = None,
+        group_by_length: bool = True,
+        **kwargs,
+    ):
+        """`keras.Model.fit` on sentences (word lists or whitespace-split texts) and their tags
+        (names or ids, one per word); batches as `ElectraTextClassifier.fit`."""
+        if not isinstance(x, list | tuple | np.ndarray):
+            return super().fit(
+                x,
+                y,
+                batch_size=batch_size,
+                epochs=epochs,
+                verbose=verbose,
+                callbacks=callbacks,
+                initial_epoch=initial_epoch,
+                **kwargs,
+            )
+        packed = self.preprocessor.pack_all(x, tags=self.encode_tags(y))
+        labels = packed.pop("labels")
+        features = {name: packed[name] for name in _INPUTS}
+        rows = len(labels)
+        if not self.compiled:
+            self.compile()
+        if getattr(self, "_auto_optimizer", False) and int(self.optimizer.iterations.numpy()) == 0:
+            config = FinetuneConfig().resolved(self.encoder.hidden_dim, epochs)
+            steps = math.ceil(rows / batch_size) * epochs
+            optimizer = finetuning_optimizer(self, config, steps)
+            super().compile(optimizer=optimizer, **self._compile_arguments)
+            self._auto_optimizer = False
+        seed = int(np.random.randint(2**31 - 1)) if seed is None else int(seed)
+        dataset = batch_dataset(
+            features,
+            labels,
+            batch_size=batch_size,
+            seed=seed,
+            epochs=range(initial_epoch, epochs),
+            group=50 if group_by_length else 0,
+        )
+        return super().fit(
+            dataset,
+            epochs=epochs,
+            steps_per_epoch=math.ceil(rows / batch_size),
+            verbose=verbose,
+            callbacks=callbacks,
+            initial_epoch=initial_epoch,
+            shuffle=False,
+            **kwargs,
+        )
+
+    def word_logits(self, x, batch_size: int = 32) -> tuple[list, np.ndarray]:
+        """(`[N, W]` word mask, `[N, W, tags]` logits at each word's first piece) of sentences."""
+        packed = self.preprocessor.pack_all(x)
+        lengths = row_lengths(packed["padding_mask"])
+        positions, mask = packed["word_positions"], packed["word_mask"]
+        logits = np.zeros((*positions.shape, len(self.labels)), np.float32)
+        for index in ordered_batches(lengths, batch_size):
+            batch = pad_batch({k: packed[k] for k in _INPUTS}, index, lengths)
+            outputs = np.asarray(self.predict_on_batch(batch))
+            logits[index] = np.take_along_axis(outputs, positions[index][..., None], axis=1)
+        return mask, logits
+
+    def predict_labels(self, x, batch_size: int = 32) -> list[dict]:
+        """Per sentence: its `words`, their `tags` ("" for words past the maximum length) and
+        each tag's probability."""
+        from electra_tf.models.token_classifier_preprocessor import as_words
+
+        words = [[w.decode() for w in row] for row in as_words(list(x)).to_list()]
+        mask, logits = self.word_logits(x, batch_size)
+        shifted = np.exp(logits - logits.max(-1, keepdims=True))
+        probabilities = shifted / shifted.sum(-1, keepdims=True)
+        rows = []
+        for i, sentence in enumerate(words):
+            best = probabilities[i, : len(sentence)].argmax(-1)
+            rows.append(
+                {
+                    "words": sentence,
+                    "tags": [self.labels[t] if mask[i, j] else "" for j, t in enumerate(best)],
+                    "probabilities": [
+                        float(probabilities[i, j, t]) if mask[i, j] else 0.0
+                        for j, t in enumerate(best)
+                    ],
+                }
+            )
+        return rows
+
+    def get_config(self):
+        return {
+            "name": self.name,
+            "encoder": keras.saving.serialize_keras_object(self.encoder),
+            "labels": self.labels,
+            "preprocessor": None
+            if self.preprocessor is None
+            else keras.saving.serialize_keras_object(self.preprocessor),
+            "dropout": self.dropout_rate,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["encoder"] = keras.saving.deserialize_keras_object(config["encoder"])
+        if config.get("preprocessor") is not None:
+            config["preprocessor"] = keras.saving.deserialize_keras_object(config["preprocessor"])
+        return cls(**config)

@@ -1,0 +1,163 @@
+"""Fine-tuning on your own files: a task made from labelled CSV, TSV, JSON Lines or CoNLL files.
+
+`finetune_files(init, train=..., dev=..., test=..., columns=...)` reads the
+files (`electra_tf.finetuning.files`, `electra_tf.finetuning.tagging`), decides
+the kind and the label names from the training file (`infer_kind`), refuses a
+dev or test label that training never had, and runs the same driver as the
+named tasks (`electra_tf.finetuning.run.finetune`). The report says how the
+kind and label order were decided and which rows were skipped, by reason and
+row number; the run folder records the files' sizes and SHA-256, so re-running
+the command resumes only on the same data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+from electra_tf.config import ConfigError
+from electra_tf.finetuning.config import FinetuneConfig, load_finetune_recipe
+from electra_tf.finetuning.files import Columns, check_labels, infer_kind, read_table, table_format
+from electra_tf.finetuning.initialization import load_initialization
+from electra_tf.finetuning.readers import Example
+from electra_tf.finetuning.tasks import Task
+from electra_tf.io.durable import digest, write_atomic
+
+__all__ = ["user_task", "finetune_files", "METRICS_BY_KIND"]
+
+#: The metrics of each kind; the first chooses epochs and the kept seed on dev.
+METRICS_BY_KIND = {
+    "classification": ("accuracy", "macro_f1"),
+    "multi_label": ("micro_f1", "macro_f1", "exact_match"),
+    "regression": ("spearman", "pearson"),
+    "tagging": ("f1", "precision", "recall", "accuracy"),
+}
+
+
+def _read(path, columns: Columns, kind: str | None, needs_labels: bool):
+    if table_format(path, columns.format) == "conll" or kind == "tagging":
+        from electra_tf.finetuning.tagging import read_conll
+
+        return read_conll(path, needs_labels=needs_labels)
+    return read_table(path, columns, needs_labels=needs_labels)
+
+
+def user_task(
+    train,
+    dev,
+    test=None,
+    columns: Columns | None = None,
+    kind: str | None = None,
+    labels=None,
+    name: str | None = None,
+) -> tuple[Task, dict, dict, str]:
+    """(task, splits, read reports, how the kind was decided) of the user's files.
+
+    Args:
+        train, dev, test: the files (test optional; without labels it is only predicted).
+        columns: where the text, the text pair and the label are.
+        kind: "classification", "multi_label", "regression" or "tagging"; None infers it
+            (CoNLL files are tagging).
+        labels: the label names in class-id order (default: sorted).
+        name: the task's name (default: the training file's stem).
+    """
+    columns = columns or Columns()
+    splits, reports = {}, {}
+    for split, path in (("train", train), ("dev", dev), ("test", test)):
+        if path is None:
+            continue
+        rows, report = _read(path, columns, kind, needs_labels=split != "test")
+        splits[split], reports[split] = rows, report
+    if table_format(train, columns.format) == "conll":
+        kind = "tagging"
+    kind, names, how = infer_kind(splits["train"], kind, labels)
+    for split in ("dev", "test"):
+        if split in splits:
+            check_labels(split, splits[split], kind, names)
+    if kind == "regression":
+        splits = {
+            split: [dataclasses.replace(e, label=_score(e)) for e in rows]
+            for split, rows in splits.items()
+        }
+    task = Task(
+        name or Path(train).stem,
+        kind,
+        tuple(names),
+        (columns.text, columns.text_pair, columns.label),
+        metrics=METRICS_BY_KIND[kind],
+    )
+    return task, splits, reports, how
+
+
+def _score(example: Example):
+    if example.label is None:
+        return None
+    try:
+        return float(example.label)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{example.guid}: the score {example.label!r} is not a number.") from None
+
+
+def _file_record(path) -> dict:
+    path = Path(path)
+    return {"path": str(path), "bytes": path.stat().st_size, "sha256": digest(path)}
+
+
+def finetune_files(
+    init_spec: str,
+    *,
+    train,
+    dev,
+    test=None,
+    columns: Columns | None = None,
+    kind: str | None = None,
+    labels=None,
+    recipe: str | None = None,
+    overrides=(),
+    vocab_file: str | None = None,
+    output_dir=None,
+    progress=print,
+) -> dict:
+    """Fine-tunes on the user's files (see the module docstring); returns the report.
+
+    The report is `finetune`'s plus `kind_decided` (how the kind and label order were
+    chosen) and `data` (per file: rows read, rows skipped by reason and row number).
+    """
+    from electra_tf.finetuning.run import finetune
+
+    columns = columns or Columns()
+    name = Path(output_dir).name if output_dir else None
+    task, splits, reports, how = user_task(train, dev, test, columns, kind, labels, name)
+    config = load_finetune_recipe(recipe) if recipe else FinetuneConfig(task=task.name)
+    config = config.override(*overrides)
+    init = load_initialization(init_spec, vocab_file)
+    data = {
+        split: {
+            **_file_record(path),
+            "read": reports[split].read,
+            "skipped": dict(reports[split].skipped),
+            "skipped_rows": reports[split].skipped_rows,
+        }
+        for split, path in (("train", train), ("dev", dev), ("test", test))
+        if path is not None
+    }
+    if progress:
+        progress(f"[finetune] {task.name}: {task.kind} ({how}); labels {list(task.labels)}")
+        for split, record in data.items():
+            skipped = ", ".join(f"{n} {r}" for r, n in record["skipped"].items())
+            progress(
+                f"[finetune] {split}: {record['read']} rows"
+                + (f", skipped {skipped}" if skipped else "")
+            )
+    request = {
+        "data": {s: {k: r[k] for k in ("path", "bytes", "sha256")} for s, r in data.items()},
+        "columns": dataclasses.asdict(columns),
+        "kind": task.kind,
+        "labels": list(task.labels),
+    }
+    output_dir = Path(output_dir or Path("runs") / f"finetune-{task.name}")
+    report = finetune(task, init, splits, config, output_dir, progress, request=request)
+    report.update(kind_decided=how, data=data)
+    write_atomic(output_dir / "results.json", json.dumps(report, indent=2) + "\n")
+    return report
