@@ -17,6 +17,7 @@ from electra_tf.cli import (
     export,
     finetune,
     import_weights,
+    predict,
     prepare,
     pretrain,
 )
@@ -29,6 +30,7 @@ SUBCOMMANDS = (
     prepare,
     pretrain,
     finetune,
+    predict,
     export,
     import_weights,
     experiment,

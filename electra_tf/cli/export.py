@@ -20,7 +20,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         "--checkpoint",
         required=True,
-        help="a step-N checkpoint folder, or a run folder (its latest checkpoint)",
+        help="a step-N checkpoint folder, a run folder (its latest checkpoint), or a fine-tuned "
+        "run of `electra-tf finetune` (a SavedModel taking raw text, returning label names)",
     )
     parser.add_argument("--out", required=True, help="output folder")
     parser.add_argument(
@@ -30,13 +31,17 @@ def add_parser(subparsers) -> None:
         help="what to write (default serving: DIR/<model-name>/<version>/; all: a checked "
         "release of serving, hub and keras-hub)",
     )
-    parser.add_argument("--model-name", default="electra", help="TF Serving model name")
+    parser.add_argument(
+        "--model-name", help="TF Serving model name (default electra; a fine-tuned run: its task)"
+    )
     parser.add_argument("--version", type=int, default=1, help="TF Serving model version")
     parser.add_argument(
         "--vocab-file", help="vocabulary (default: the one recorded in the checkpoint's config)"
     )
     parser.add_argument(
-        "--seq-length", type=int, default=128, help="packed length of the text inputs (default 128)"
+        "--seq-length",
+        type=int,
+        help="packed length of the text inputs (default 128; a fine-tuned run: its own)",
     )
     parser.add_argument(
         "--no-lower-case",
@@ -59,9 +64,41 @@ def add_parser(subparsers) -> None:
     parser.set_defaults(handler=run)
 
 
+def _export_finetuned(args) -> int:
+    from electra_tf.config import ConfigError
+    from electra_tf.finetuning.model_folder import load_finetuned
+    from electra_tf.serving.task_export import SERVABLE_KINDS, export_finetuned
+
+    if args.format != "serving":
+        raise ConfigError(
+            f"A fine-tuned run exports as --format serving only (not {args.format!r})."
+        )
+    model, info = load_finetuned(args.checkpoint)
+    if info["kind"] not in SERVABLE_KINDS:
+        raise ConfigError(
+            f"A {info['kind']} model has no text-in SavedModel yet; kinds served: "
+            f"{', '.join(SERVABLE_KINDS)}."
+        )
+    written = export_finetuned(
+        model,
+        info,
+        args.out,
+        model_name=args.model_name or info.get("task") or "classifier",
+        version=args.version,
+        seq_length=args.seq_length,
+    )
+    print_json({"format": "serving", "kind": info["kind"], "written": written}, indent=None)
+    return 0
+
+
 def run(args) -> int:
+    from electra_tf.finetuning.initialization import source_kind
     from electra_tf.pretraining.checkpoint import load_pretrainer
     from electra_tf.serving.formats import export_model
+
+    if source_kind(args.checkpoint) == "finetuned":
+        return _export_finetuned(args)
+    args.model_name = args.model_name or "electra"
 
     written = export_model(
         load_pretrainer(args.checkpoint),
@@ -70,7 +107,7 @@ def run(args) -> int:
         vocab_file=args.vocab_file,
         model_name=args.model_name,
         version=args.version,
-        seq_length=args.seq_length,
+        seq_length=args.seq_length or 128,
         lower_case=False if args.no_lower_case else None,
         jit_compile=args.xla,
         kernel_layout=args.kernel_layout,

@@ -1,4 +1,4 @@
-"""`electra-tf finetune`: fine-tune over several seeds and report the paper's metrics."""
+"""`electra-tf finetune`: fine-tune on a named task or on your own files, keep the best model."""
 
 from __future__ import annotations
 
@@ -8,69 +8,129 @@ from electra_tf.cli.common import add_overrides, print_json
 
 __all__ = ["add_parser"]
 
+TASK_HELP = (
+    "a named task: cola, sst2, mrpc, stsb, qqp, mnli, qnli, rte, movie_reviews, movie_ratings, "
+    "squad1 or squad2 (or give --train/--dev files)"
+)
+
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "finetune",
-        help="fine-tune and evaluate over several seeds (GLUE-style tasks, SQuAD, movie reviews)",
-        description="Fine-tunes the pre-trained discriminator on a task from a checkpoint, an "
-        "exported SavedModel, a keras-hub preset, Hugging Face or reference weights (or from "
-        "scratch), and reports the paper's metrics over --seeds runs (median, mean, spread).",
-    )
-    parser.add_argument(
-        "--task",
-        required=True,
-        help="cola, sst2, mrpc, stsb, qqp, mnli, qnli, rte, movie_reviews, "
-        "movie_ratings, squad1 or squad2",
+        help="fine-tune on a named task or your own labelled files; keeps the best model",
+        description="Fine-tunes an encoder (a checkpoint, an export, a keras-hub preset, "
+        "Hugging Face or reference weights, a fine-tuned run, or scratch) on a named task or on "
+        "your own CSV/TSV/JSONL/CoNLL files. Each epoch is scored on dev; the best epoch of the "
+        "best seed is kept in OUTPUT_DIR/model/ (predict with `electra-tf predict`, serve with "
+        "`electra-tf export --checkpoint OUTPUT_DIR`), with predictions for the other splits and "
+        "results over --seeds runs (median, mean, spread). Re-running the command resumes.",
     )
     parser.add_argument(
         "--init",
         required=True,
-        help="a run or checkpoint folder, an exported SavedModel, a keras-hub "
-        "preset, a Hugging Face folder, a TF1 checkpoint, scratch:RECIPE or scratch:SOURCE "
-        "(random weights in SOURCE's architecture)",
+        help="a run or checkpoint folder, an exported SavedModel, a keras-hub preset, a Hugging "
+        "Face folder, a TF1 checkpoint, a fine-tuned run, scratch:RECIPE or scratch:SOURCE",
     )
-    parser.add_argument("--data-dir", help="folder with the task's files (GLUE TSVs, SQuAD JSON)")
-    parser.add_argument("--data", help="the movie-review snippets file")
-    parser.add_argument(
-        "--fetch",
-        action="store_true",
-        help="download the movie-review snippets from PyPI (vaderSentiment)",
+    parser.add_argument("--task", help=TASK_HELP)
+    own = parser.add_argument_group("your own files (instead of --task)")
+    own.add_argument("--train", help="training file (.csv, .tsv, .jsonl, or CoNLL .conll)")
+    own.add_argument("--dev", help="dev file: chooses the epoch and the kept seed")
+    own.add_argument("--test", help="test file: scored once if labelled, else only predicted")
+    own.add_argument("--text-column", default="text", help="the text column (default text)")
+    own.add_argument("--text-pair-column", help="the second text of pair tasks")
+    own.add_argument("--label-column", default="label", help="the label column (default label)")
+    own.add_argument("--format", choices=["csv", "tsv", "jsonl", "conll"], help="file format")
+    own.add_argument(
+        "--kind",
+        choices=["classification", "multi_label", "regression", "tagging"],
+        help="default: inferred (lists of labels: multi_label; numbers not all integers: "
+        "regression; CoNLL files: tagging; else classification)",
     )
-    parser.add_argument("--cache-dir", default="data", help="download cache (default data)")
-    parser.add_argument("--tfds", action="store_true", help="read GLUE from TFDS (glue/TASK)")
-    parser.add_argument("--tfds-data-dir", help="TFDS data folder")
+    own.add_argument("--regression", action="store_true", help="same as --kind regression")
+    own.add_argument("--labels", help="label names in class-id order, comma-separated")
+    own.add_argument("--label-delimiter", help="split CSV/TSV label cells (multi-label)")
+    named = parser.add_argument_group("named tasks' data")
+    named.add_argument("--data-dir", help="folder with the task's files (GLUE TSVs, SQuAD JSON)")
+    named.add_argument("--data", help="the movie-review snippets file")
+    named.add_argument("--fetch", action="store_true", help="download the movie-review snippets")
+    named.add_argument("--cache-dir", default="data", help="download cache (default data)")
+    named.add_argument("--tfds", action="store_true", help="read GLUE from TFDS (glue/TASK)")
+    named.add_argument("--tfds-data-dir", help="TFDS data folder")
     parser.add_argument("--vocab-file", help="vocabulary, when the initialization has none")
     parser.add_argument("--recipe", help="fine-tuning recipe (default: the task's own)")
     add_overrides(
         parser, "override a fine-tuning setting, e.g. --set learning_rate=1e-4", "KEY=VALUE"
     )
     parser.add_argument("--seeds", type=int, help="fine-tunings from the same initialization")
-    parser.add_argument("--output-dir", help="where results.json and results.md go")
+    parser.add_argument("--epochs", type=int, help="epochs (default: the task's)")
+    parser.add_argument("--patience", type=int, help="stop after N epochs without a dev gain")
+    parser.add_argument(
+        "--output-dir", help="the run folder (default runs/finetune-TASK); holds the kept model"
+    )
     parser.set_defaults(handler=run)
 
 
-def run(args) -> int:
-    from electra_tf.finetuning.run import finetune_task
+def _overrides(args) -> list[str]:
+    extra = [f"{name}={value}" for name in ("seeds", "epochs", "patience")
+             if (value := getattr(args, name)) is not None]  # fmt: skip
+    return [*args.overrides, *extra]
 
-    report = finetune_task(
-        args.task,
-        args.init,
-        recipe=args.recipe,
-        overrides=[*args.overrides, *([f"seeds={args.seeds}"] if args.seeds else [])],
-        vocab_file=args.vocab_file,
-        data_dir=args.data_dir,
-        movie_file=args.data,
-        fetch_dir=Path(args.cache_dir) / "corpora" if args.fetch else None,
-        tfds=args.tfds,
-        tfds_data_dir=args.tfds_data_dir,
-        output_dir=args.output_dir,
-    )
+
+def run(args) -> int:
+    from electra_tf.config import ConfigError
+
+    if bool(args.task) == bool(args.train):
+        raise ConfigError("Give either --task NAME or your own --train and --dev files.")
+    if args.task:
+        from electra_tf.finetuning.run import finetune_task
+
+        report = finetune_task(
+            args.task,
+            args.init,
+            recipe=args.recipe,
+            overrides=_overrides(args),
+            vocab_file=args.vocab_file,
+            data_dir=args.data_dir,
+            movie_file=args.data,
+            fetch_dir=Path(args.cache_dir) / "corpora" if args.fetch else None,
+            tfds=args.tfds,
+            tfds_data_dir=args.tfds_data_dir,
+            output_dir=args.output_dir or f"runs/finetune-{args.task}",
+        )
+    else:
+        from electra_tf.finetuning.files import Columns
+        from electra_tf.finetuning.user_task import finetune_files
+
+        if not args.dev:
+            raise ConfigError("--train needs a --dev file: it chooses the epoch and the model.")
+        report = finetune_files(
+            args.init,
+            train=args.train,
+            dev=args.dev,
+            test=args.test,
+            columns=Columns(
+                args.text_column,
+                args.text_pair_column,
+                args.label_column,
+                args.format,
+                args.label_delimiter,
+            ),
+            kind="regression" if args.regression else args.kind,
+            labels=args.labels.split(",") if args.labels else None,
+            recipe=args.recipe,
+            overrides=_overrides(args),
+            vocab_file=args.vocab_file,
+            output_dir=args.output_dir,
+        )
     print_json(
         {
             "task": report["task"],
             "summary": report["summary"],
-            "skipped": report.get("skipped", {}),
+            "kept": report["kept"],
+            "model": report["model"],
+            "predictions": report["predictions"],
+            "skipped": report.get("skipped")
+            or {split: record["skipped"] for split, record in report.get("data", {}).items()},
             "seconds": report["seconds"],
         }
     )

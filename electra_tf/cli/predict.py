@@ -1,0 +1,56 @@
+"""`electra-tf predict`: label texts or a file with a fine-tuned run or its SavedModel export."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+__all__ = ["add_parser"]
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "predict",
+        help="predict with a fine-tuned run folder or its exported SavedModel",
+        description="Labels texts given on the command line, or every row of a file read as "
+        "`electra-tf finetune` reads it (the run's text columns by default), with a fine-tuned "
+        "run folder (its Keras model) or its TF Serving export (the SavedModel). Writes one JSON "
+        "line per input: the text, the label and its probabilities (multi-label: labels; "
+        "regression: score; tagging: words and tags).",
+    )
+    parser.add_argument(
+        "--model", required=True, help="a fine-tuned run folder, or its export (a version "
+        "folder or the folder holding numbered versions)",
+    )  # fmt: skip
+    parser.add_argument("--input", help="a CSV/TSV/JSONL/CoNLL file to label")
+    parser.add_argument("texts", nargs="*", help="texts to label (instead of --input)")
+    parser.add_argument("--format", choices=["csv", "tsv", "jsonl", "conll"], help="--input's")
+    parser.add_argument("--output", help="write the JSON lines here (default: standard output)")
+    parser.add_argument("--batch-size", type=int, default=32, help="examples per call (32)")
+    parser.set_defaults(handler=run)
+
+
+def run(args) -> int:
+    from electra_tf.config import ConfigError
+    from electra_tf.finetuning.predict import open_predictor, predict_rows, read_inputs
+
+    if bool(args.input) == bool(args.texts):
+        raise ConfigError("Give either --input FILE or texts to label, not both.")
+    predictor = open_predictor(args.model)
+    if args.input:
+        texts, pairs = read_inputs(args.input, predictor.info, args.format)
+    else:
+        texts, pairs = list(args.texts), None
+        if predictor.kind == "tagging":
+            texts = [text.split() for text in texts]
+    rows = predict_rows(predictor, texts, pairs, args.batch_size, progress=bool(args.output))
+    if args.output:
+        from electra_tf.io.durable import write_atomic
+
+        lines = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+        write_atomic(args.output, lines)
+        print(json.dumps({"output": args.output, "examples": lines.count("\n")}))
+    else:
+        for row in rows:
+            sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return 0

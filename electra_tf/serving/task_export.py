@@ -1,0 +1,292 @@
+"""A fine-tuned model as one TF Serving SavedModel: raw text in, label names and probabilities out.
+
+Layout: `DIR/<model_name>/<version>/` with `saved_model.pb`, `variables/`,
+`assets/vocab.txt`, `assets.extra/electra_config.json` (the kind, the label
+names, the encoder's config) and `assets.extra/tf_serving_warmup_requests`.
+
+Signatures:
+
+- `serving_default`: string `text` `[batch]` (and `text_pair` for pair tasks),
+  tokenized and packed in the graph, ->
+  - classification: `label` (the name, tf.string `[batch]`), `label_id`,
+    `probabilities` `[batch, classes]` and `logits`;
+  - multi-label: `labels` (tf.string `[batch, classes]`: the names whose
+    probability is at least 0.5, in label order, then "" padding),
+    `probabilities` and `logits`;
+  - regression: `score` `[batch]`;
+  - tagging: `words` (the text split on whitespace, tf.string `[batch, words]`,
+    "" padding), `tags` (each word's tag, "" for padding and for words past the
+    maximum length), `tag_ids` (-1 there) and `probabilities`
+    `[batch, words, tags]`.
+- `serve`: Model Garden's id signature: int32 `input_word_ids`, `input_mask`,
+  `input_type_ids` `[batch, seq]` -> `outputs` (the logits; per token for tagging).
+- `serve_examples`: Model Garden's: serialized `tf.Example`s with int64
+  `input_word_ids`, `input_mask`, `input_type_ids` of `seq_length` values ->
+  `outputs`.
+
+The label names are constants in the graph. The encoder runs as
+`electra_tf.serving.inference` writes it for the inference graph (the Keras
+layers' weights and maths); the text is packed to the batch's longest input
+(rounded up to 8), not to `seq_length`. Only ops that TF Serving's
+tensorflow-text 2.12.1 registers are used, as in the encoder's export.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import types
+from pathlib import Path
+
+import numpy as np
+import tensorflow as tf
+
+from electra_tf.config import ConfigError
+from electra_tf.data.inputs import pack_inputs
+from electra_tf.data.tokenizer import ElectraTokenizer
+from electra_tf.serving import inference
+from electra_tf.serving.id_checks import id_input_checks
+
+__all__ = ["TaskServingModule", "export_finetuned", "SERVABLE_KINDS"]
+
+SERVABLE_KINDS = ("classification", "multi_label", "regression", "tagging")
+_IDS = ("input_word_ids", "input_mask", "input_type_ids")
+
+
+class TaskServingModule(tf.Module):
+    """The exported object of a fine-tuned text or token classifier (see the module docstring).
+
+    Args:
+        model: an `ElectraTextClassifier` or `ElectraTokenClassifier` (float32 weights).
+        vocab_file: its vocabulary (becomes an asset).
+        pair: whether `serving_default` takes `text_pair` too.
+        seq_length: the longest packed input.
+    """
+
+    def __init__(self, model, vocab_file, pair: bool = False, seq_length: int = 128):
+        super().__init__(name="electra_task_serving")
+        self.kind = model.kind
+        if self.kind not in SERVABLE_KINDS:
+            raise ValueError(f"Cannot serve a {self.kind} model; kinds: {SERVABLE_KINDS}.")
+        encoder = model.encoder
+        # Keras objects in a namespace the SavedModel does not follow; their variables are
+        # listed once below (`encoder_weights/<i>` is what `load_initialization` reads).
+        self._keras = types.SimpleNamespace(encoder=encoder, head=model.output_dense)
+        self.encoder_weights = list(encoder.weights)
+        self.head_weights = list(model.output_dense.weights)
+        self.fused_attention_weights = [
+            [tf.Variable(kernel, trainable=False), tf.Variable(bias, trainable=False)]
+            for kernel, bias in inference.fused_qkv(encoder)
+        ]
+        self.labels = tf.constant(model.labels or ["score"])
+        self.tokenizer = ElectraTokenizer(
+            vocab_file,
+            lower_case=model.preprocessor.lower_case,
+            strip_accents=model.preprocessor.strip_accents,
+        )
+        self.seq_length = int(min(seq_length, encoder.max_sequence_length))
+        self.pair = bool(pair) and self.kind != "tagging"
+        text = [tf.TensorSpec([None], tf.string, name="text")]
+        if self.pair:
+            text.append(tf.TensorSpec([None], tf.string, name="text_pair"))
+        serve_text = self._serve_tags if self.kind == "tagging" else self._serve_text
+        self.serve_text = tf.function(serve_text, input_signature=text)
+        ids = [tf.TensorSpec([None, None], tf.int32, name=name) for name in _IDS]
+        self.serve = tf.function(self._serve_ids, input_signature=ids)
+        examples = [tf.TensorSpec([None], tf.string, name="examples")]
+        self.serve_examples = tf.function(self._serve_examples, input_signature=examples)
+
+    def _logits(self, token_ids, padding_mask, segment_ids):
+        """Logits `[B, C]` ([CLS] head) or `[B, S, C]` (tagging)."""
+        encoder, head = self._keras.encoder, self._keras.head
+        checks = id_input_checks(
+            token_ids,
+            padding_mask,
+            segment_ids,
+            max_length=int(encoder.max_sequence_length),
+            vocabulary_size=int(encoder.vocabulary_size),
+            num_segments=int(encoder.num_segments),
+        )
+        with tf.control_dependencies(checks):
+            token_ids = tf.identity(token_ids)
+        shape = tf.shape(token_ids)
+        x = inference.encoder_sequence(
+            encoder, token_ids, padding_mask, segment_ids, self.fused_attention_weights
+        )  # [B*S, H]
+        if self.kind == "tagging":
+            logits = tf.nn.bias_add(tf.matmul(x, head.kernel), head.bias)
+            return tf.reshape(logits, [shape[0], shape[1], -1])
+        pooled = tf.reshape(x, [shape[0], shape[1], -1])[:, 0, :]
+        logits = tf.nn.bias_add(tf.matmul(pooled, head.kernel), head.bias)
+        return logits[:, 0] if self.kind == "regression" else logits
+
+    def _serve_ids(self, input_word_ids, input_mask, input_type_ids):
+        return {"outputs": self._logits(input_word_ids, input_mask, input_type_ids)}
+
+    def _serve_examples(self, examples):
+        spec = {name: tf.io.FixedLenFeature([self.seq_length], tf.int64) for name in _IDS}
+        parsed = tf.io.parse_example(examples, spec)
+        return self._serve_ids(*(tf.cast(parsed[name], tf.int32) for name in _IDS))
+
+    def _packed(self, text, text_pair=None):
+        tok = self.tokenizer
+        packed = pack_inputs(
+            tok.tokenize(text),
+            None if text_pair is None else tok.tokenize(text_pair),
+            sequence_length=self.seq_length,
+            cls_id=tok.cls_id,
+            sep_id=tok.sep_id,
+            pad_id=tok.pad_id,
+        )
+        longest = tf.reduce_max(tf.reduce_sum(packed["padding_mask"], axis=1))
+        width = tf.minimum(self.seq_length, (tf.maximum(longest, 1) + 7) // 8 * 8)
+        return [packed[name][:, :width] for name in ("token_ids", "padding_mask", "segment_ids")]
+
+    def _serve_text(self, text, text_pair=None):
+        if text_pair is not None:
+            same = tf.debugging.assert_equal(
+                tf.shape(text),
+                tf.shape(text_pair),
+                message="text and text_pair must hold the same number of texts (one pair each)",
+            )
+            with tf.control_dependencies([same]):
+                text = tf.identity(text)
+        logits = self._logits(*self._packed(text, text_pair))
+        if self.kind == "regression":
+            return {"score": logits}
+        if self.kind == "multi_label":
+            probabilities = tf.sigmoid(logits)
+            chosen = probabilities >= 0.5
+            names = tf.where(chosen, tf.broadcast_to(self.labels, tf.shape(logits)), "")
+            # Chosen names first, in label order: a stable sort on "not chosen".
+            order = tf.argsort(tf.cast(~chosen, tf.int32), axis=1, stable=True)
+            names = tf.gather(names, order, batch_dims=1)
+            return {"labels": names, "probabilities": probabilities, "logits": logits}
+        probabilities = tf.nn.softmax(logits)
+        label_id = tf.argmax(logits, axis=-1, output_type=tf.int32)
+        return {
+            "label": tf.gather(self.labels, label_id),
+            "label_id": label_id,
+            "probabilities": probabilities,
+            "logits": logits,
+        }
+
+    def _serve_tags(self, text):
+        tok = self.tokenizer
+        words = tf.strings.split(text)  # [B, (W)]
+        pieces = tok.tokenize(words.flat_values)
+        counts = tf.maximum(pieces.row_lengths(), 1)  # an empty word is one [UNK]
+        unk = tf.fill([tf.shape(counts)[0], 1], tf.cast(tok.unk_id, pieces.dtype))
+        pieces = tf.concat([pieces, tf.RaggedTensor.from_tensor(unk)], axis=1)
+        positions = tf.ragged.range(pieces.row_lengths())
+        pieces = tf.ragged.boolean_mask(pieces, positions < counts[:, None])
+        per_word = tf.RaggedTensor.from_row_lengths(counts, words.row_lengths())
+        kept = tf.math.cumsum(per_word, axis=1) <= self.seq_length - 2
+        grouped = tf.RaggedTensor.from_row_lengths(pieces, words.row_lengths())
+        tokens = tf.ragged.boolean_mask(grouped, kept).merge_dims(1, 2)
+        packed = pack_inputs(
+            tokens, sequence_length=self.seq_length, cls_id=tok.cls_id, sep_id=tok.sep_id,
+            pad_id=tok.pad_id,
+        )  # fmt: skip
+        starts = (tf.math.cumsum(per_word, axis=1, exclusive=True) + 1) * tf.cast(kept, tf.int64)
+        starts = tf.cast(starts.to_tensor(0), tf.int32)  # [B, W]
+        keep = tf.cast(kept, tf.int32).to_tensor(0)
+        logits = self._logits(packed["token_ids"], packed["padding_mask"], packed["segment_ids"])
+        word_logits = tf.gather(logits, starts, batch_dims=1)  # [B, W, C]
+        tag_ids = tf.where(keep > 0, tf.argmax(word_logits, -1, output_type=tf.int32), -1)
+        tags = tf.where(tag_ids >= 0, tf.gather(self.labels, tf.maximum(tag_ids, 0)), "")
+        return {
+            "words": words.to_tensor(""),
+            "tags": tags,
+            "tag_ids": tag_ids,
+            "probabilities": tf.nn.softmax(word_logits),
+        }
+
+
+def _warmup(path: Path, module: TaskServingModule, model_name: str) -> None:
+    """TF Serving's warm-up requests: the text signature at batch 1 and 8, and `serve`."""
+    from tensorflow_serving.apis import predict_pb2, prediction_log_pb2
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tf.io.TFRecordWriter(str(path)) as writer:
+        for batch in (1, 8):
+            request = predict_pb2.PredictRequest()
+            request.model_spec.name = model_name
+            request.model_spec.signature_name = "serving_default"
+            texts = ["The service was quick and friendly."] * batch
+            request.inputs["text"].CopyFrom(tf.make_tensor_proto(texts))
+            if module.pair:
+                request.inputs["text_pair"].CopyFrom(tf.make_tensor_proto(texts))
+            log = prediction_log_pb2.PredictLog(request=request)
+            writer.write(prediction_log_pb2.PredictionLog(predict_log=log).SerializeToString())
+        ids = np.full((1, 8), module.tokenizer.unk_id, np.int32)
+        ids[0, 0], ids[0, -1] = module.tokenizer.cls_id, module.tokenizer.sep_id
+        request = predict_pb2.PredictRequest()
+        request.model_spec.name = model_name
+        request.model_spec.signature_name = "serve"
+        for name, value in zip(_IDS, (ids, np.ones_like(ids), np.zeros_like(ids)), strict=True):
+            request.inputs[name].CopyFrom(tf.make_tensor_proto(value))
+        log = prediction_log_pb2.PredictLog(request=request)
+        writer.write(prediction_log_pb2.PredictionLog(predict_log=log).SerializeToString())
+
+
+def export_finetuned(
+    model, info: dict, out_dir, *, model_name: str = "classifier", version: int = 1,
+    seq_length: int | None = None, warmup: bool = True,
+) -> Path:  # fmt: skip
+    """Writes `out_dir/<model_name>/<version>/`, the fine-tuned model as a SavedModel.
+
+    Args:
+        model: a fine-tuned `ElectraTextClassifier` or `ElectraTokenClassifier`.
+        info: its `finetuned.json` (kind, labels, pair, ...).
+        out_dir: the model base path TF Serving watches.
+        model_name, version: the TF Serving layout.
+        seq_length: the longest packed input (default: the model's preprocessor's).
+        warmup: write TF Serving's warm-up requests.
+
+    Returns:
+        The version folder. Nothing is left behind when writing fails.
+    """
+    target = Path(out_dir) / model_name / str(version)
+    scratch = target.with_name(f".{target.name}.tmp")
+    shutil.rmtree(scratch, ignore_errors=True)
+    seq_length = seq_length or model.preprocessor.sequence_length
+    with tempfile.TemporaryDirectory() as folder:
+        vocab = Path(folder) / "vocab.txt"
+        vocab.write_text("".join(f"{t}\n" for t in model.preprocessor.vocabulary), "utf-8")
+        module = TaskServingModule(
+            model, vocab, pair=info.get("pair", False), seq_length=seq_length
+        )
+        signatures = {
+            "serving_default": module.serve_text.get_concrete_function(),
+            "serve": module.serve.get_concrete_function(),
+            "serve_examples": module.serve_examples.get_concrete_function(),
+        }
+        try:
+            tf.saved_model.save(module, str(scratch), signatures=signatures)
+            config = model.encoder.get_config()
+            config.pop("name", None)
+            extra = scratch / "assets.extra"
+            extra.mkdir(parents=True, exist_ok=True)
+            (extra / "electra_config.json").write_text(json.dumps({
+                "kind": "finetuned", "task_kind": module.kind, "labels": model.labels,
+                "pair": module.pair, "seq_length": module.seq_length, "encoder": config,
+                "lower_case": module.tokenizer.lower_case,
+                "strip_accents": module.tokenizer.strip_accents,
+                "task": info.get("task"), "selected_by": info.get("selected_by"),
+            }, indent=2) + "\n")  # fmt: skip
+            if warmup:
+                _warmup(extra / "tf_serving_warmup_requests", module, model_name)
+        except (OSError, tf.errors.OpError) as error:
+            shutil.rmtree(scratch, ignore_errors=True)
+            message = getattr(error, "strerror", None) or getattr(error, "message", error)
+            raise ConfigError(
+                f"Could not write the export into {target.parent} ({message}); free space or "
+                "choose a writable --out. Nothing was left there."
+            ) from None
+    from electra_tf.io.durable import publish_folder
+
+    os.makedirs(target.parent, exist_ok=True)
+    return publish_folder(scratch, target)
