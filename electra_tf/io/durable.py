@@ -179,11 +179,13 @@ def publish_folder(scratch, final) -> Path:
 def publishing(final):
     """Yields an empty scratch folder beside `final`, published there (synced) on success.
 
-    On any error the scratch folder is removed and the error goes on: nothing
-    half-written is left, and an existing `final` stays as it was.
+    On any error the scratch folder is removed, and so are the parent folders this
+    call created, and the error goes on: nothing half-written is left, and an existing
+    `final` stays as it was.
     """
     final = Path(final)
     scratch = final.with_name(f".{final.name}.tmp")
+    created = [p for p in (final.parent, *final.parent.parents) if not p.exists()]
     shutil.rmtree(scratch, ignore_errors=True)
     try:
         scratch.mkdir(parents=True)
@@ -191,6 +193,9 @@ def publishing(final):
         publish_folder(scratch, final)
     except BaseException:
         shutil.rmtree(scratch, ignore_errors=True)
+        for folder in created:  # deepest first
+            with contextlib.suppress(OSError):
+                folder.rmdir()
         raise
 
 

@@ -4,16 +4,22 @@ A checkpoint is a folder `step-00001000/` holding a `tf.train.Checkpoint` of
 the model, the optimizer (its step counter included) and the non-trainable
 state (dropout seed generators), plus `config.json` (the `ElectraConfig`
 that made it), `state.json` (the step) and, written last, `record.json`: the
-size and SHA-256 of every other file. The folder is written under a scratch
-name and renamed into place, so a run killed mid-write never leaves a
-half-written checkpoint where resuming would find it. The last `keep` are kept.
+size and SHA-256 of every other file (`electra_tf.io.durable`). The folder is
+written under a scratch name, synced to disk and renamed into place (the folder
+holding it synced too), so neither a kill nor a power cut mid-write leaves a
+half-written checkpoint where resuming would find it. The last `keep` are kept,
+and pruning never deletes the newest checkpoint known to be good (`Checkpointer`).
 The data position needs no saving: the input stream is addressable by step
 (see `electra_tf.data.pipeline`).
 
 Reading verifies: a checkpoint whose files do not match its record (truncated,
 missing, altered), or that has no `state.json` or an unreadable config, is
 reported in one sentence and moved aside to `step-N.corrupt` (never deleted);
-resuming and loading a run fall back to the newest checkpoint that verifies.
+resuming and loading a run fall back to the newest checkpoint that verifies. A
+checkpoint without a record (written before records existed, or whose record was
+deleted) is verified by reading every tensor its index lists (each one's size and
+checksum are checked against the index) and by its optimizer step, which must be
+the step its `state.json` and its name give.
 Writing refuses non-finite weights, and a write that fails for lack of space
 or permission removes its scratch folder and says so, leaving every earlier
 checkpoint as it was.
@@ -21,18 +27,29 @@ checkpoint as it was.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import re
 import shutil
 import sys
 from pathlib import Path
 
-import numpy as np
 import tensorflow as tf
 
 from electra_tf.config import ConfigError, ElectraConfig
+from electra_tf.io.durable import (
+    os_reason,
+    publish_folder,
+    remove_folder,
+    write_atomic,
+    write_record,
+)
+from electra_tf.pretraining.checkpoint_checks import (
+    READ_ERRORS,
+    STEP_NAME,
+    first_nonfinite_slot,
+    first_nonfinite_weight,
+    verify_checkpoint,
+)
 
 __all__ = [
     "Checkpointer",
@@ -41,13 +58,13 @@ __all__ = [
     "find_checkpoint",
     "verify_checkpoint",
     "first_nonfinite_weight",
+    "first_nonfinite_slot",
     "read_checkpoint_config",
     "load_pretrainer",
     "save_pretrainer",
 ]
 
-_NAME = re.compile(r"^step-(\d+)$")
-RECORD = "record.json"
+_NAME = STEP_NAME
 
 
 class CheckpointError(ConfigError):
@@ -64,77 +81,16 @@ def checkpoint_object(model) -> tf.train.Checkpoint:
     return tf.train.Checkpoint(model=model, optimizer=model.optimizer, states=states)
 
 
-def first_nonfinite_weight(model) -> str | None:
-    """The path of the first weight of `model` holding a NaN or an infinity, or None."""
-    for variable in model.weights:
-        value = variable.numpy()
-        if np.issubdtype(value.dtype, np.floating) and not np.all(np.isfinite(value)):
-            return variable.path
-    return None
-
-
-def _digest(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 22), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _write_record(folder: Path) -> None:
-    files = sorted(p for p in folder.iterdir() if p.is_file() and p.name != RECORD)
-    record = {p.name: {"bytes": p.stat().st_size, "sha256": _digest(p)} for p in files}
-    temporary = folder / (RECORD + ".tmp")
-    with open(temporary, "w") as handle:
-        json.dump(record, handle, indent=2)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, folder / RECORD)
-
-
-def verify_checkpoint(folder) -> str | None:
-    """Why `folder` is not a usable checkpoint (one phrase), or None when it verifies.
-
-    Checkpoints written before records existed pass when their state and config
-    read and their index file is there.
-    """
-    folder = Path(folder)
-    for name in ("state.json", "config.json"):
-        path = folder / name
-        if not path.is_file():
-            return f"it has no {name}"
-        try:
-            json.loads(path.read_text())
-        except (OSError, ValueError):
-            return f"its {name} is not readable JSON"
-    record_path = folder / RECORD
-    if not record_path.exists():
-        return None if (folder / "ckpt.index").exists() else "it has no ckpt.index"
-    try:
-        record = json.loads(record_path.read_text())
-    except (OSError, ValueError):
-        return f"its {RECORD} is not readable JSON"
-    for name, expected in record.items():
-        path = folder / name
-        if not path.is_file():
-            return f"{name} is missing"
-        size = path.stat().st_size
-        if size != expected["bytes"]:
-            return f"{name} has {size:,} bytes where {expected['bytes']:,} were written"
-        if _digest(path) != expected["sha256"]:
-            return f"{name} differs from what was written"
-    return None
-
-
-def _quarantine(folder: Path, reason: str, log) -> Path:
-    """Moves a failed checkpoint aside to `<name>.corrupt` (never deletes it)."""
-    target = folder.with_name(folder.name + ".corrupt")
+def _quarantine(folder: Path, reason: str, log, kind: str = "corrupt") -> Path:
+    """Moves a failed checkpoint aside to `<name>.<kind>` (never deletes it)."""
+    target = folder.with_name(f"{folder.name}.{kind}")
     suffix = 1
     while target.exists():
         suffix += 1
-        target = folder.with_name(f"{folder.name}.corrupt{suffix}")
+        target = folder.with_name(f"{folder.name}.{kind}{suffix}")
     os.replace(folder, target)
-    log(f"[checkpoint] {folder} is not usable ({reason}); moved it to {target.name}.")
+    verdict = "is not usable" if kind == "corrupt" else "is not a good checkpoint"
+    log(f"[checkpoint] {folder} {verdict} ({reason}); moved it to {target.name}.")
     return target
 
 
@@ -193,6 +149,15 @@ def read_checkpoint_config(path: str | Path) -> ElectraConfig:
 class Checkpointer:
     """Writes, lists, prunes, verifies and restores step checkpoints of one run.
 
+    It also tells good checkpoints from suspect ones. A checkpoint's weights are judged
+    by the loss of the step after it: `judge(healthy)` after each step confirms the
+    newest unjudged checkpoint as good, or marks it bad. One written while the run is in
+    trouble (`save(..., suspect=reason)`: a skipped step, a loss out of its recent
+    range) is bad from the start and says why in its `state.json`. Pruning keeps the last
+    `keep` checkpoints and never the newest good one (`good`); after a run diverges,
+    `set_aside_unhealthy` moves every checkpoint newer than it to `step-N.unhealthy`, so
+    resuming, exporting and loading the run find the good one.
+
     Args:
         directory: the run's `checkpoints/` folder.
         model: a compiled `ElectraPretrainer`.
@@ -219,6 +184,10 @@ class Checkpointer:
         self.worker_id = worker_id
         self.log = log
         self._checkpoint = checkpoint_object(model)
+        self.good = None  # newest step whose weights gave a healthy next step
+        self.unjudged = None  # newest step saved in good health, not judged yet
+        self.bad = {}  # step -> why its checkpoint is not good
+        self.touched = set()  # steps this run saved or restored (the ones it can judge)
 
     def steps(self) -> list[int]:
         """Steps of the checkpoints on disk that have a state (not yet verified)."""
@@ -239,21 +208,54 @@ class Checkpointer:
         if self.is_chief:
             _quarantine(Path(folder), reason, self.log)
 
-    def save(self, step: int, extra: dict | None = None) -> Path:
-        """Writes the checkpoint of `step` atomically and prunes old ones.
+    def judge(self, healthy: bool, reason: str = "") -> None:
+        """The verdict of the step after the newest unjudged checkpoint, on its weights."""
+        if self.unjudged is None:
+            return
+        if healthy:
+            self.good = self.unjudged
+        else:
+            self.bad[self.unjudged] = reason or "the step after it was not healthy"
+        self.unjudged = None
 
-        Raises:
-            CheckpointError: a weight is not finite, or the folder cannot be written
-                (full, read-only, no permission); the scratch folder is removed and
-                every earlier checkpoint is left as it was.
-        """
-        final = self.directory / f"step-{step:08d}"
+    def set_aside_unhealthy(self) -> list[Path]:
+        """Moves the checkpoints this run wrote (or resumed from) that are newer than the
+        newest good one to `step-N.unhealthy`; returns where they went."""
+        moved = []
+        for step in self.steps() if self.is_chief else ():
+            if step in self.touched and (self.good is None or step > self.good):
+                reason = self.bad.get(step, "written after the run's first sign of trouble")
+                folder = self.directory / f"step-{step:08d}"
+                moved.append(_quarantine(folder, reason, self.log, kind="unhealthy"))
+        return moved
+
+    def _refuse_nonfinite(self, final: Path) -> None:
         bad = first_nonfinite_weight(self.model)
+        what = "weight"
+        if bad is None:
+            bad, what = first_nonfinite_slot(self.model), "optimizer variable"
         if bad is not None:
             raise CheckpointError(
-                f"Not writing {final.name}: the weight {bad} is not finite; the newest "
+                f"Not writing {final.name}: the {what} {bad} is not finite; the newest "
                 f"checkpoint in {self.directory} is still the last good one."
             )
+
+    def save(self, step: int, extra: dict | None = None, suspect: str | None = None) -> Path:
+        """Writes the checkpoint of `step` atomically and durably, then prunes old ones.
+
+        Args:
+            step: the optimizer step.
+            extra: more keys for its `state.json`.
+            suspect: why the run is in trouble as it is written (recorded in its
+                `state.json`; such a checkpoint is never the good one), or None.
+
+        Raises:
+            CheckpointError: a weight or optimizer variable is not finite, or the folder
+                cannot be written (full, read-only, no permission); the scratch folder is
+                removed and every earlier checkpoint is left as it was.
+        """
+        final = self.directory / f"step-{step:08d}"
+        self._refuse_nonfinite(final)
         if self.is_chief:
             scratch = self.directory / f".tmp-step-{step:08d}"
         else:
@@ -265,27 +267,35 @@ class Checkpointer:
             if not self.is_chief:
                 shutil.rmtree(scratch.parent, ignore_errors=True)
                 return final
-            (scratch / "config.json").write_text(self.model.config.to_json() + "\n")
+            write_atomic(scratch / "config.json", self.model.config.to_json() + "\n")
             state = {"step": int(step), **(extra or {})}
-            (scratch / "state.json").write_text(json.dumps(state, indent=2) + "\n")
-            _write_record(scratch)
-            if final.exists():
-                shutil.rmtree(final)
-            os.replace(scratch, final)
+            if suspect:
+                state["suspect"] = suspect
+            write_atomic(scratch / "state.json", json.dumps(state, indent=2) + "\n")
+            write_record(scratch)
+            publish_folder(scratch, final)  # synced files, then the rename, then the folder
         except (OSError, tf.errors.OpError) as error:
             shutil.rmtree(scratch if self.is_chief else scratch.parent, ignore_errors=True)
-            message = getattr(error, "strerror", None) or getattr(error, "message", None)
             raise CheckpointError(
                 f"Could not write checkpoint {final.name} into {self.directory} "
-                f"({message or error}); free space or choose a writable --output-dir. "
+                f"({os_reason(error)}); free space or choose a writable --output-dir. "
                 "Earlier checkpoints are untouched."
             ) from None
+        self.touched.add(int(step))
+        if suspect:
+            self.bad[int(step)] = suspect
+        else:
+            self.unjudged = int(step)
         for old in self.steps()[: -self.keep]:
-            shutil.rmtree(self.directory / f"step-{old:08d}", ignore_errors=True)
+            if old != self.good:  # the newest good checkpoint outlives any pruning
+                remove_folder(self.directory / f"step-{old:08d}")
         return final
 
     def restore(self, folder: str | Path) -> int:
-        """Loads a checkpoint into the model and optimizer; returns its step."""
+        """Loads a checkpoint into the model and optimizer; returns its step.
+
+        The restored checkpoint is judged by the next step, as if just written.
+        """
         folder = Path(folder)
         status = self._checkpoint.read(str(folder / "ckpt"))
         try:
@@ -295,7 +305,10 @@ class Checkpointer:
                 f"Checkpoint {folder} does not match this model; its config is in "
                 f"{folder / 'config.json'}."
             ) from None
-        return int(json.loads((folder / "state.json").read_text())["step"])
+        step = int(json.loads((folder / "state.json").read_text())["step"])
+        self.unjudged = step
+        self.touched.add(step)
+        return step
 
 
 def load_pretrainer(path):
@@ -324,7 +337,7 @@ def load_pretrainer(path):
             f"Checkpoint {folder} does not match the config stored with it "
             f"({folder / 'config.json'})."
         ) from None
-    except (tf.errors.OpError, ValueError) as error:
+    except READ_ERRORS as error:
         reason = getattr(error, "message", str(error)).splitlines()[0][:200]
         raise CheckpointError(f"Checkpoint {folder} cannot be read ({reason}).") from None
     return model
@@ -336,8 +349,14 @@ def save_pretrainer(model, run_dir, step: int = 0, extra: dict | None = None) ->
     `extra` goes into the checkpoint's `state.json` (what was imported, say).
     """
     run_dir = Path(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "config.json").write_text(model.config.to_json() + "\n")
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        write_atomic(run_dir / "config.json", model.config.to_json() + "\n")
+    except OSError as error:
+        raise CheckpointError(
+            f"Could not write into {run_dir} ({os_reason(error)}); free space or choose a "
+            "writable folder."
+        ) from None
     if getattr(model, "optimizer", None) is None:
         model.compile()
     return Checkpointer(run_dir / "checkpoints", model).save(step, extra)
