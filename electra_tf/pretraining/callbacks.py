@@ -1,8 +1,10 @@
 """Callbacks of a pre-training run: throughput, TensorBoard scalars by step, checkpoints,
-the FLOP budget, and the guard against non-finite steps."""
+the FLOP budget, and the guard that judges each step's health."""
 
 from __future__ import annotations
 
+import math
+import sys
 import time
 
 import keras
@@ -51,8 +53,24 @@ class StepScalars(keras.callbacks.Callback):
         super().__init__()
         self.every = every
         self.enabled = enabled
-        self.writer = tf.summary.create_file_writer(str(log_dir)) if enabled else None
+        self.log_dir = str(log_dir)
+        self.writer = tf.summary.create_file_writer(self.log_dir) if enabled else None
         self.last_logs = {}
+
+    def _write(self, step) -> None:
+        try:
+            with self.writer.as_default(step=step):
+                for name, value in self.last_logs.items():
+                    tf.summary.scalar(f"train/{name}", value)
+            self.writer.flush()
+        except tf.errors.OpError as error:  # a full disk: training and checkpoints go on
+            self.writer = None
+            reason = error.message.splitlines()[0][:160]
+            print(
+                f"[logs] Stopped writing TensorBoard scalars to {self.log_dir} ({reason}).",
+                file=sys.stderr,
+                flush=True,
+            )
 
     def on_train_batch_end(self, batch, logs=None):
         step = _step(self.model)
@@ -60,40 +78,48 @@ class StepScalars(keras.callbacks.Callback):
             return
         self.last_logs = {k: float(v) for k, v in (logs or {}).items()}
         if self.writer is not None:
-            with self.writer.as_default(step=step):
-                for name, value in self.last_logs.items():
-                    tf.summary.scalar(f"train/{name}", value)
-            self.writer.flush()
+            self._write(step)
         self.model.reset_metrics()
 
     def on_train_end(self, logs=None):
         if self.writer is not None:
-            self.writer.flush()
+            try:
+                self.writer.flush()
+            except tf.errors.OpError:
+                self.writer = None
 
 
 class StepCheckpoint(keras.callbacks.Callback):
-    """Saves a checkpoint every `every` steps, at the steps in `at`, and at the end of training."""
+    """Saves a checkpoint every `every` steps, at the steps in `at`, and at the end of training.
 
-    def __init__(self, checkpointer, every: int, at=()):
+    With a `guard` (`NonfiniteGuard`), a checkpoint written while the run is in trouble
+    is saved as suspect (see `Checkpointer.save`).
+    """
+
+    def __init__(self, checkpointer, every: int, at=(), guard=None):
         super().__init__()
         self.checkpointer = checkpointer
         self.every = every
         self.at = set(int(step) for step in at)
+        self.guard = guard
         self.last_saved = None
+
+    def _save(self, step) -> None:
+        suspect = self.guard.trouble if self.guard is not None else None
+        self.checkpointer.save(step, suspect=suspect)
+        self.last_saved = step
 
     def on_train_batch_end(self, batch, logs=None):
         step = _step(self.model)
         due = step % self.every == 0 or step in self.at
         if due and step != self.last_saved and not getattr(self.model, "diverged_at", None):
-            self.checkpointer.save(step)
-            self.last_saved = step
+            self._save(step)
 
     def on_train_end(self, logs=None):
-        # A run stopped by the non-finite guard keeps its last good checkpoint as the newest.
+        # A run stopped by the guard writes nothing more: its failed step is never saved.
         step = _step(self.model)
         if step != self.last_saved and not getattr(self.model, "diverged_at", None):
-            self.checkpointer.save(step)
-            self.last_saved = step
+            self._save(step)
 
 
 class FlopsBudget(keras.callbacks.Callback):
@@ -113,35 +139,76 @@ class FlopsBudget(keras.callbacks.Callback):
 
 
 class NonfiniteGuard(keras.callbacks.Callback):
-    """Stops a run whose steps are not finite (their updates were not applied).
+    """Judges each step's health; stops a run whose steps are not finite.
 
-    Reads the step's `nonfinite` log (1.0 when the loss or the global gradient norm
-    was not finite; `ElectraAdamW` then changed no weight). With `mode="stop"` the
-    first such step ends the run; with "skip" the run goes on and stops after
-    `max_skips` in a row. Place it before `StepCheckpoint`: a stopped run writes no
-    checkpoint of the failed step, so the newest checkpoint is the last good one.
+    A step is unhealthy when it was skipped (its `nonfinite` log is 1: the loss or the
+    global gradient norm was not finite and `ElectraAdamW` changed nothing; under
+    mixed_float16, a skip with the loss scale at its floor, or a non-finite moment), or
+    when its loss (`step_loss`) is more than `spike` times the largest of the last
+    `window` finite step losses. The first unhealthy step opens a spell of trouble
+    (`trouble`, its reason) that ends after `window` healthy steps in a row; a
+    checkpoint written during it is suspect. Each step's verdict also judges the
+    checkpoint written just before it, whose weights it ran on (`Checkpointer.judge`).
+    With `mode="stop"` the first skipped step ends the run; with "skip" the run stops
+    after `max_skips` skipped in a row. A loss out of range alone never stops it. Place
+    it before `StepCheckpoint`: a stopped run writes no checkpoint of the failed step.
 
     Attributes:
         skipped: non-finite steps seen (skipped) so far in this run.
         failed_at: the step that stopped the run, or None.
+        trouble: why the run is in trouble now (a phrase), or None.
+        first_sign: the run's first unhealthy step's reason, or None.
     """
 
-    def __init__(self, mode: str = "stop", max_skips: int = 10):
+    def __init__(self, mode="stop", max_skips=10, checkpointer=None, window=20, spike=2.0):
         super().__init__()
         self.mode = mode
         self.max_skips = max_skips
+        self.checkpointer = checkpointer
+        self.window = window
+        self.spike = spike
+        self.recent = []  # the last `window` finite step losses
+        self.healthy_in_a_row = 0
         self.in_a_row = 0
         self.skipped = 0
         self.failed_at = None
+        self.trouble = None
+        self.first_sign = None
+
+    def _verdict(self, step, skipped, loss) -> str | None:
+        if skipped:
+            return f"step {step} was skipped (its loss or gradient was not finite)"
+        if loss is None or not math.isfinite(loss):
+            return None
+        limit = self.spike * max(self.recent) if self.recent else math.inf
+        self.recent = (self.recent + [loss])[-self.window :]
+        if loss > limit > 0:
+            return f"step {step}'s loss {loss:.4g} left its recent range (above {limit:.4g})"
+        return None
 
     def on_train_batch_end(self, batch, logs=None):
-        if not logs or float(logs.get("nonfinite", 0.0)) == 0.0:
+        logs = logs if logs is not None else {}
+        step = _step(self.model)
+        skipped = float(logs.get("nonfinite", 0.0)) != 0.0
+        loss = logs.get("step_loss")
+        reason = self._verdict(step, skipped, None if loss is None else float(loss))
+        if self.checkpointer is not None:
+            self.checkpointer.judge(reason is None, reason)
+        if reason is None:
+            self.healthy_in_a_row += 1
+            if self.healthy_in_a_row >= self.window:
+                self.trouble = None
+        else:
+            self.healthy_in_a_row = 0
+            self.trouble = self.trouble or reason
+            self.first_sign = self.first_sign or reason
+        if not skipped:
             self.in_a_row = 0
             return
         self.in_a_row += 1
         self.skipped += 1
         logs["nonfinite_skipped"] = self.skipped
         if self.mode == "stop" or self.in_a_row >= self.max_skips:
-            self.failed_at = _step(self.model)
+            self.failed_at = step
             self.model.diverged_at = self.failed_at
             self.model.stop_training = True

@@ -10,7 +10,9 @@
   correction; and a step whose global gradient norm (or loss) is not finite
   changes no weight and no moment (`apply` says so, for the run to stop or
   skip; see `electra_tf.pretraining.callbacks.NonfiniteGuard`).
-- `build_optimizer(train_config)`: the above from a `TrainConfig`.
+- `build_optimizer(train_config)`: the above from a `TrainConfig`, wrapped under
+  mixed_float16 in Keras's loss scaling, whose scale stops at `MIN_LOSS_SCALE` and
+  whose verdict counts a skip at that floor, or a non-finite moment, as divergence.
 """
 
 from __future__ import annotations
@@ -19,11 +21,20 @@ import keras
 import tensorflow as tf
 from keras import ops
 
-__all__ = ["WarmupLinearDecay", "ElectraAdamW", "build_optimizer", "NO_DECAY_PATTERNS"]
+__all__ = [
+    "WarmupLinearDecay",
+    "ElectraAdamW",
+    "build_optimizer",
+    "NO_DECAY_PATTERNS",
+    "MIN_LOSS_SCALE",
+]
 
 # Variable names (Keras: LayerNormalization gamma/beta, Dense/Embedding bias, the
 # MLM head's output_bias) that get no weight decay, as in the reference.
 NO_DECAY_PATTERNS = ("gamma", "beta", "bias")
+#: mixed_float16: the loss scale never goes below this; a step whose gradients are not
+#: finite at this scale counts as divergence (unscaled gradients that overflow).
+MIN_LOSS_SCALE = 1.0
 
 
 @keras.saving.register_keras_serializable(package="electra_tf")
@@ -219,7 +230,15 @@ class ElectraAdamW(keras.optimizers.AdamW):
 
 
 class _ReplicaSafeLossScaleOptimizer(keras.optimizers.LossScaleOptimizer):
-    """Keras's dynamic loss scaling with the finiteness check agreed across replicas."""
+    """Keras's dynamic loss scaling with the finiteness check agreed across replicas.
+
+    Two changes make divergence visible under mixed_float16, where the scaler skips
+    every non-finite step itself: the loss scale stops halving at `MIN_LOSS_SCALE`
+    (Keras's would halve towards 0 forever), and `apply` returns a verdict that is False
+    when a step is skipped with the scale already at that floor (no rescaling can help:
+    the unscaled gradients are not finite) or when an optimizer moment is not finite.
+    Skips while the scale is still above the floor are its calibration, not divergence.
+    """
 
     def check_finite(self, grads):
         finite = super().check_finite(grads)
@@ -228,6 +247,20 @@ class _ReplicaSafeLossScaleOptimizer(keras.optimizers.LossScaleOptimizer):
             bad = context.all_reduce(tf.distribute.ReduceOp.SUM, 1.0 - tf.cast(finite, tf.float32))
             finite = tf.equal(bad, 0.0)
         return finite
+
+    def _stateful_handle_non_finite_grads(self):
+        self.step_counter.assign(0)
+        self.dynamic_scale.assign(ops.maximum(self.dynamic_scale * 0.5, MIN_LOSS_SCALE))
+
+    def apply(self, grads, trainable_variables=None):
+        """Keras's `apply`; returns False when the step shows divergence (see the class)."""
+        at_floor = ops.less_equal(self.dynamic_scale, MIN_LOSS_SCALE) if self.built else False
+        finite = self.check_finite(grads)
+        super().apply(grads, trainable_variables)
+        inner = self.inner_optimizer
+        moments = list(getattr(inner, "_momentums", [])) + list(getattr(inner, "_velocities", []))
+        moments_finite = tf.reduce_all([tf.reduce_all(tf.math.is_finite(m)) for m in moments])
+        return tf.logical_and(moments_finite, tf.logical_or(finite, tf.logical_not(at_floor)))
 
 
 def build_optimizer(train, mixed_precision: str = "float32", num_steps: int | None = None):

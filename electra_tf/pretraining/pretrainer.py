@@ -197,12 +197,14 @@ class ElectraPretrainer(keras.Model):
         if isinstance(self.optimizer, ElectraAdamW):
             # A step with a non-finite loss or gradient norm changes nothing (see the guard).
             finite = self.optimizer.apply(grads, variables, loss=output.loss)
-        else:  # loss-scaled (mixed_float16): the scaler skips non-finite steps itself
-            self.optimizer.apply(grads, variables)
-            finite = tf.constant(True)
+        else:  # loss-scaled (mixed_float16): false at the scale's floor or for bad moments
+            finite = self.optimizer.apply(grads, variables)
+        finite = tf.constant(True) if finite is None else finite  # another Keras optimizer
         logs = self._update_metrics(output, context.num_replicas)
         logs["learning_rate"] = tf.cast(learning_rate, tf.float32)
         logs["nonfinite"] = 1.0 - tf.cast(finite, tf.float32)
+        # This step's loss alone (`loss` is the mean since the last log), for the guard.
+        logs["step_loss"] = tf.cast(output.loss, tf.float32) * float(context.num_replicas)
         return logs
 
     def test_step(self, data):

@@ -21,6 +21,7 @@ import tensorflow as tf
 from electra_tf.config import ConfigError, ElectraConfig
 from electra_tf.data.pipeline import pretraining_dataset
 from electra_tf.data.tfrecords import check_first_record, count_records, resolve_files
+from electra_tf.io.durable import os_reason, probe_writable, write_atomic
 from electra_tf.pretraining.callbacks import (
     FlopsBudget,
     NonfiniteGuard,
@@ -29,9 +30,15 @@ from electra_tf.pretraining.callbacks import (
     Throughput,
 )
 from electra_tf.pretraining.checkpoint import Checkpointer
+from electra_tf.pretraining.checkpoint_checks import READ_ERRORS
 from electra_tf.pretraining.distribute import make_strategy, worker_info
 from electra_tf.pretraining.objectives import train_flops_per_step
 from electra_tf.pretraining.pretrainer import ElectraPretrainer
+from electra_tf.pretraining.run_config import (
+    check_resume_config,
+    config_for_data,
+    config_for_vocabulary,
+)
 from electra_tf.pretraining.warm_start import apply_warm_start
 
 __all__ = [
@@ -83,84 +90,6 @@ def _json_safe(values: dict) -> dict:
     }
 
 
-def config_for_data(config: ElectraConfig, explicit=()) -> ElectraConfig:
-    """The config with the vocabulary size, special ids and length the data record.
-
-    A prepare folder's `manifest.json` (also beside shards given as files or globs) is
-    the one source of truth: a value of it that the user set otherwise (`explicit`, the
-    `section.key`s of their overrides) fails in one sentence, as does a `data.vocab_file`
-    with other tokens. Shards without a manifest need `data.vocab_file`.
-    """
-    from electra_tf.data.tfrecords import DataError
-
-    spec = config.data.train_files
-    _, _, manifest = resolve_files(spec)
-    if manifest is None:
-        if config.data.vocab_file:
-            return config_for_vocabulary(config, config.data.vocab_file)
-        raise DataError(
-            f"The training files {spec} have no manifest.json beside them, so their "
-            "vocabulary is unknown; pass --vocab-file (the vocabulary they were packed with) "
-            "or the folder `electra-tf prepare` wrote."
-        )
-    source = f"{manifest.folder}/manifest.json"
-    recorded = {"data.sequence_length": manifest.sequence_length}
-    recorded.update({f"data.{name}_id": int(v) for name, v in manifest.special_ids.items()})
-    if manifest.vocabulary_size:
-        recorded["model.vocabulary_size"] = manifest.vocabulary_size
-    for key, value in recorded.items():
-        section, name = key.split(".")
-        current = getattr(getattr(config, section), name)
-        if key in explicit and current != value:
-            raise ConfigError(
-                f"{key}={current} disagrees with {source} ({value}); leave it out, the data "
-                "decide it."
-            )
-    data = {k.split(".")[1]: v for k, v in recorded.items() if k.startswith("data.")}
-    if manifest.vocab_file:
-        packed_with = str(Path(manifest.folder) / manifest.vocab_file)
-        if config.data.vocab_file:
-            from electra_tf.pretraining.warm_start import check_vocabulary
-
-            check_vocabulary(config.data.vocab_file, packed_with, spec)
-        else:
-            data["vocab_file"] = packed_with
-    if "lower_case" in manifest.extra:
-        data["lower_case"] = bool(manifest.extra["lower_case"])
-    updates = {"data": data}
-    if "model.vocabulary_size" in recorded:
-        updates["model"] = {"vocabulary_size": recorded["model.vocabulary_size"]}
-    return config.update(updates, source=source)
-
-
-def config_for_vocabulary(config: ElectraConfig, vocab_file) -> ElectraConfig:
-    """The config with a vocabulary file's size and special ids (for raw-text runs)."""
-    from electra_tf.data.vocabulary import read_vocabulary, special_ids
-
-    tokens = read_vocabulary(vocab_file)
-    ids = special_ids(tokens)
-    return config.update(
-        {
-            "model": {"vocabulary_size": len(tokens)},
-            "data": {"vocab_file": str(vocab_file), **{f"{k}_id": v for k, v in ids.items()}},
-        },
-        source=str(vocab_file),
-    )
-
-
-def check_resume_config(saved: ElectraConfig, current: ElectraConfig, folder) -> None:
-    """Resuming needs the same model, objective and data; the train section may change."""
-    for section in ("model", "objective", "data"):
-        old, new = getattr(saved, section), getattr(current, section)
-        for field in dataclasses.fields(old):
-            a, b = getattr(old, field.name), getattr(new, field.name)
-            if a != b:
-                raise ConfigError(
-                    f"{folder} holds a run with {section}.{field.name}={a!r}, but this run asks "
-                    f"for {b!r}; resume with the same value or use a new --output-dir."
-                )
-
-
 def run_pretraining(
     config: ElectraConfig,
     output_dir,
@@ -194,38 +123,128 @@ def run_pretraining(
             resumes from its own checkpoint ignores it.
 
     Returns:
-        `RunResult`.
+        `RunResult`. Raises `ConfigError` in one sentence, before writing anything, when
+        the output folder cannot be written, and `TrainingDiverged` when the guard stops it.
     """
     started = time.perf_counter()
-    output_dir = Path(output_dir)
-    train = config.train
+    output_dir, train = Path(output_dir), config.train
     strategy = make_strategy(train)
     is_chief, worker_id = worker_info()
+    inputs = _training_files(config, text_sources)
+    if is_chief:
+        _check_output(output_dir)
+    model, checkpointer = _build(config, strategy, output_dir, is_chief, worker_id)
+    start = _resume(checkpointer, config, output_dir, resume)
+    if start is None and warm_start is not None:
+        apply_warm_start(model, warm_start)
+    start = start or 0
+    if is_chief:
+        _write_output(output_dir / "config.json", config.to_json() + "\n")
+    steps = _steps_to_run(config, start, max_steps)
+    dataset = _dataset(config, strategy, inputs, start, text_sources, lower_case)
+    scalars = _step_scalars(output_dir, train, is_chief)
+    guard = NonfiniteGuard(train.on_nonfinite, train.max_nonfinite_skips, checkpointer)
+    run_callbacks = [
+        Throughput(train.batch_size * config.data.sequence_length),
+        FlopsBudget(train_flops_per_step(config), train.flops_budget),
+        guard,  # before the checkpoints: a failed step is never saved
+        scalars,
+        StepCheckpoint(checkpointer, every=train.checkpoint_every, at=save_steps, guard=guard),
+        *callbacks,
+    ]
+    logs = _fit(model, dataset, steps, run_callbacks, verbose, checkpointer) if steps else {}
+    step = int(model.optimizer.iterations.numpy())
+    if is_chief:
+        _write_summary(output_dir, step, start, guard, logs, scalars.last_logs)
+    if guard.failed_at:
+        raise _diverged(guard, checkpointer, train)
+    return RunResult(
+        model=model,
+        step=step,
+        logs=scalars.last_logs or logs,
+        output_dir=output_dir,
+        checkpoint=checkpointer.latest(),
+        seconds=time.perf_counter() - started,
+        resumed_from=start,
+    )
 
-    if text_sources is None:
-        files, counts, _ = resolve_files(config.data.train_files)
-        check_first_record(files, config.data.sequence_length)
-        if counts is None:
-            counts = count_records(files)
-    elif train.strategy not in ("default", "mirrored"):
-        raise ConfigError(
-            f"Streaming from text runs one input pipeline; train.strategy={train.strategy!r} "
-            "needs prepared data (electra-tf prepare)."
-        )
 
-    checkpointer_dir = output_dir / "checkpoints"
-    keras.utils.set_random_seed(train.seed)
+def _build(config, strategy, output_dir: Path, is_chief: bool, worker_id: int):
+    """The compiled pretrainer, built in the strategy's scope, and its checkpointer."""
+    keras.utils.set_random_seed(config.train.seed)
     with strategy.scope():
         model = ElectraPretrainer(config)
         model.compile()
     checkpointer = Checkpointer(
-        checkpointer_dir,
+        output_dir / "checkpoints",
         model,
-        keep=train.keep_checkpoints,
+        keep=config.train.keep_checkpoints,
         is_chief=is_chief,
         worker_id=worker_id,
     )
-    start, restored = 0, False
+    return model, checkpointer
+
+
+def _write_summary(output_dir: Path, step, start, guard, logs, window_logs) -> None:
+    summary = {
+        "step": step,
+        "resumed_from": start,
+        "status": "diverged" if guard.failed_at else "finished",
+        "nonfinite_steps_skipped": guard.skipped,
+        "logs": _json_safe(logs),
+        "window_logs": _json_safe(window_logs),
+    }
+    _write_output(output_dir / "last_run.json", json.dumps(summary, indent=2) + "\n")
+
+
+def _training_files(config: ElectraConfig, text_sources):
+    """(files, per-file counts) of prepared data, checked; None when streaming text."""
+    if text_sources is not None:
+        if config.train.strategy not in ("default", "mirrored"):
+            raise ConfigError(
+                "Streaming from text runs one input pipeline; train.strategy="
+                f"{config.train.strategy!r} needs prepared data (electra-tf prepare)."
+            )
+        if not config.data.vocab_file:
+            raise ConfigError("Streaming from text needs data.vocab_file (--vocab-file).")
+        return None
+    files, counts, _ = resolve_files(config.data.train_files)
+    check_first_record(files, config.data.sequence_length)
+    return files, counts if counts is not None else count_records(files)
+
+
+def _output_error(folder, error) -> ConfigError:
+    return ConfigError(
+        f"Could not write into {folder} ({os_reason(error)}); free space or choose a "
+        "writable --output-dir."
+    )
+
+
+def _check_output(output_dir: Path) -> None:
+    """Fails in one sentence, writing nothing, when the run folder cannot be written."""
+    try:
+        probe_writable(output_dir)
+    except OSError as error:
+        raise _output_error(output_dir, error) from None
+
+
+def _write_output(path: Path, text: str) -> None:
+    """Writes one of the run folder's files durably (synced, renamed into place)."""
+    try:
+        write_atomic(path, text)
+    except OSError as error:
+        raise _output_error(path.parent, error) from None
+
+
+def _step_scalars(output_dir: Path, train, is_chief: bool) -> StepScalars:
+    try:
+        return StepScalars(output_dir / "logs", every=train.log_every, enabled=is_chief)
+    except tf.errors.OpError as error:
+        raise _output_error(output_dir / "logs", error) from None
+
+
+def _resume(checkpointer: Checkpointer, config, output_dir, resume: bool) -> int | None:
+    """Restores the newest checkpoint that verifies and reads; its step, or None."""
     while (latest := checkpointer.latest()) is not None:
         if not resume:
             raise ConfigError(
@@ -235,27 +254,45 @@ def run_pretraining(
         saved = ElectraConfig.from_json((latest / "config.json").read_text(), str(latest))
         check_resume_config(saved, config, latest)
         try:
-            start, restored = checkpointer.restore(latest), True
-            break
-        except (tf.errors.OpError, ValueError, KeyError) as error:
-            # It verified (a checkpoint older than records) but does not read: set it aside.
+            return checkpointer.restore(latest)
+        except READ_ERRORS as error:
+            # It verified but does not read (say, it does not fit this program): set it aside.
             reason = getattr(error, "message", str(error)).splitlines()[0][:200]
             checkpointer.move_aside(latest, f"reading it failed: {reason}")
             if not checkpointer.is_chief:
                 raise
-    if not restored and warm_start is not None:
-        apply_warm_start(model, warm_start)
-    if is_chief:
-        output_dir.mkdir(parents=True, exist_ok=True)
-        (output_dir / "config.json").write_text(config.to_json() + "\n")
+    return None
 
-    total = train.num_steps
-    flops_per_step = train_flops_per_step(config)
-    if train.flops_budget:
-        total = min(total, int(-(-train.flops_budget // flops_per_step)))
+
+def _steps_to_run(config: ElectraConfig, start: int, max_steps: int | None) -> int:
+    total = config.train.num_steps
+    if config.train.flops_budget:
+        per_step = train_flops_per_step(config)
+        total = min(total, int(-(-config.train.flops_budget // per_step)))
     steps = max(0, total - start)
-    if max_steps is not None:
-        steps = min(steps, max_steps)
+    return steps if max_steps is None else min(steps, max_steps)
+
+
+def _dataset(config, strategy, inputs, start: int, text_sources, lower_case):
+    """The run's input stream from `start`: prepared files, or text packed on the fly."""
+    train = config.train
+    if text_sources is not None:
+        from electra_tf.data.streaming import text_dataset
+        from electra_tf.data.tokenizer import ElectraTokenizer
+
+        lower = config.data.lower_case if lower_case is None else lower_case
+        dataset = text_dataset(
+            text_sources,
+            ElectraTokenizer(config.data.vocab_file, lower_case=lower),
+            sequence_length=config.data.sequence_length,
+            batch_size=train.batch_size,
+            seed=train.seed,
+            start_step=start,
+        )
+        if train.strategy != "default":
+            dataset = strategy.experimental_distribute_dataset(dataset)
+        return dataset
+    files, counts = inputs
 
     def dataset_fn(input_context=None):
         return pretraining_dataset(
@@ -269,91 +306,51 @@ def run_pretraining(
             input_context=input_context,
         )
 
-    if text_sources is not None:
-        from electra_tf.data.streaming import text_dataset
-        from electra_tf.data.tokenizer import ElectraTokenizer
+    if train.strategy == "default":
+        return dataset_fn()
+    return strategy.distribute_datasets_from_function(dataset_fn)
 
-        if not config.data.vocab_file:
-            raise ConfigError("Streaming from text needs data.vocab_file (--vocab-file).")
-        dataset = text_dataset(
-            text_sources,
-            ElectraTokenizer(
-                config.data.vocab_file,
-                lower_case=config.data.lower_case if lower_case is None else lower_case,
-            ),
-            sequence_length=config.data.sequence_length,
-            batch_size=train.batch_size,
-            seed=train.seed,
-            start_step=start,
+
+def _fit(model, dataset, steps: int, callbacks, verbose, checkpointer) -> dict:
+    """`model.fit` for `steps`; a lost multi-worker peer becomes `WorkerLost`."""
+    train = model.config.train
+    try:
+        history = model.fit(
+            dataset, epochs=1, steps_per_epoch=steps, callbacks=callbacks, verbose=verbose
         )
-        if train.strategy != "default":
-            dataset = strategy.experimental_distribute_dataset(dataset)
-    elif train.strategy == "default":
-        dataset = dataset_fn()
+    except _WORKER_ERRORS as error:
+        if train.strategy != "multi_worker":
+            raise
+        latest = checkpointer.latest() if checkpointer.is_chief else None
+        resume_from = f"its last checkpoint ({latest.name})" if latest else "its last checkpoint"
+        reason = error.message.splitlines()[0].split("}} ")[-1][:160]
+        raise WorkerLost(
+            f"A worker of this multi-worker run was lost at step "
+            f"{int(model.optimizer.iterations.numpy())} ({type(error).__name__}: {reason}); "
+            f"relaunch every worker with the same command: the run resumes from {resume_from}."
+        ) from None
+    return {name: float(values[-1]) for name, values in history.history.items()}
+
+
+def _diverged(guard: NonfiniteGuard, checkpointer: Checkpointer, train) -> TrainingDiverged:
+    """The one sentence of a run the guard stopped, after its unhealthy checkpoints are
+    moved aside (so the newest checkpoint left is the last good one)."""
+    moved = checkpointer.set_aside_unhealthy()
+    latest = checkpointer.latest()
+    kept = (
+        f"the newest checkpoint, {latest.name}, is the last good one"
+        if latest
+        else "no good checkpoint was written"
+    )
+    if moved:
+        kept += f" (the {len(moved)} written after {guard.first_sign} are now step-N.unhealthy)"
+    if train.on_nonfinite == "stop":
+        what, advice = "a step", "or set train.on_nonfinite=skip"
     else:
-        dataset = strategy.distribute_datasets_from_function(dataset_fn)
-
-    scalars = StepScalars(output_dir / "logs", every=train.log_every, enabled=is_chief)
-    guard = NonfiniteGuard(train.on_nonfinite, train.max_nonfinite_skips)
-    run_callbacks = [
-        Throughput(train.batch_size * config.data.sequence_length),
-        FlopsBudget(flops_per_step, train.flops_budget),
-        guard,  # before the checkpoints: a failed step is never saved
-        scalars,
-        StepCheckpoint(checkpointer, every=train.checkpoint_every, at=save_steps),
-        *callbacks,
-    ]
-    logs = {}
-    if steps > 0:
-        try:
-            history = model.fit(
-                dataset, epochs=1, steps_per_epoch=steps, callbacks=run_callbacks, verbose=verbose
-            )
-        except _WORKER_ERRORS as error:
-            if train.strategy != "multi_worker":
-                raise
-            latest = checkpointer.latest() if is_chief else None
-            resume_from = (
-                f"its last checkpoint ({latest.name})" if latest else "its last checkpoint"
-            )
-            reason = error.message.splitlines()[0].split("}} ")[-1][:160]
-            raise WorkerLost(
-                f"A worker of this multi-worker run was lost at step "
-                f"{int(model.optimizer.iterations.numpy())} ({type(error).__name__}: {reason}); "
-                f"relaunch every worker with the same command: the run resumes from {resume_from}."
-            ) from None
-        logs = {name: float(values[-1]) for name, values in history.history.items()}
-    step = int(model.optimizer.iterations.numpy())
-    if is_chief:
-        summary = {
-            "step": step,
-            "resumed_from": start,
-            "status": "diverged" if guard.failed_at else "finished",
-            "nonfinite_steps_skipped": guard.skipped,
-            "logs": _json_safe(logs),
-            "window_logs": _json_safe(scalars.last_logs),
-        }
-        (output_dir / "last_run.json").write_text(json.dumps(summary, indent=2) + "\n")
-    if guard.failed_at:
-        latest = checkpointer.latest()
-        kept = (
-            f"the newest checkpoint, {latest.name}, is the last good one"
-            if latest
-            else ("no checkpoint was written")
-        )
-        what = "a step" if train.on_nonfinite == "stop" else f"{guard.in_a_row} steps in a row"
-        raise TrainingDiverged(
-            f"Training diverged at step {guard.failed_at}: {what} had a non-finite loss or "
-            f"gradient norm, whose update was not applied, and {kept}; lower "
-            f"train.learning_rate (now {train.learning_rate:g}) or set "
-            "train.on_nonfinite=skip, then rerun to resume."
-        )
-    return RunResult(
-        model=model,
-        step=step,
-        logs=scalars.last_logs or logs,
-        output_dir=output_dir,
-        checkpoint=checkpointer.latest(),
-        seconds=time.perf_counter() - started,
-        resumed_from=start,
+        what = f"{guard.in_a_row} steps in a row"
+        advice = f"or raise train.max_nonfinite_skips (now {train.max_nonfinite_skips})"
+    return TrainingDiverged(
+        f"Training diverged at step {guard.failed_at}: {what} had a non-finite loss or "
+        f"gradient norm, whose update was not applied, and {kept}; lower "
+        f"train.learning_rate (now {train.learning_rate:g}) {advice}, then rerun to resume."
     )
