@@ -42,9 +42,14 @@ def export_model(
 
     `vocab_file` and `lower_case` default to what the model's config records;
     `jit_compile` makes the TF Serving SavedModel (formats serving and all) run its
-    encoder under XLA; `kernel_layout` is that SavedModel's (see `ServingModule`).
+    encoder under XLA; `kernel_layout` is that SavedModel's (see `ServingModule`). An
+    output folder that cannot be written (read-only, full) fails in one sentence and
+    leaves nothing half-written: each format is written under a scratch name first.
     """
+    import tensorflow as tf
+
     from electra_tf.config import ConfigError
+    from electra_tf.io.durable import os_reason, probe_writable
     from electra_tf.pretraining.checkpoint import first_nonfinite_weight
 
     bad = first_nonfinite_weight(model)
@@ -53,59 +58,82 @@ def export_model(
             f"The checkpoint's weight {bad} is not finite, so nothing was exported; export an "
             "earlier checkpoint (a step-N folder of the run)."
         )
-    vocab = vocab_file or model.config.data.vocab_file
-    lower_case = model.config.data.lower_case if lower_case is None else lower_case
-    out = Path(out)
+    if format not in _WRITERS:
+        raise ConfigError(f"Unknown export format {format!r}: choose one of {', '.join(FORMATS)}.")
     if jit_compile and format not in ("serving", "all"):
         raise ConfigError(
             f"--xla applies to the TF Serving SavedModel only, not to format {format!r}; "
             "use --format serving or all."
         )
-    if format == "serving":
-        from electra_tf.serving.saved_model import export_for_serving
+    options = dict(
+        vocab_file=vocab_file or model.config.data.vocab_file,
+        model_name=model_name,
+        version=version,
+        seq_length=seq_length,
+        lower_case=model.config.data.lower_case if lower_case is None else lower_case,
+        jit_compile=jit_compile,
+        kernel_layout=kernel_layout,
+    )
+    out = Path(out)
+    try:
+        probe_writable(out)
+        return _WRITERS[format](model, out, options)
+    except (OSError, tf.errors.OpError) as error:
+        raise ConfigError(
+            f"Could not write the export into {out} ({os_reason(error)}); nothing was left "
+            "half-written: free space or choose a writable --out."
+        ) from None
 
-        return export_for_serving(
-            model,
-            out,
-            vocab_file=vocab,
-            model_name=model_name,
-            version=version,
-            seq_length=seq_length,
-            lower_case=lower_case,
-            jit_compile=jit_compile,
-            kernel_layout=kernel_layout,
-        )
-    if format == "hub":
-        from electra_tf.serving.hub import export_hub
 
-        return export_hub(
-            model, out, vocab_file=vocab, seq_length=seq_length, lower_case=lower_case
-        )
-    if format == "keras-hub":
-        from electra_tf.serving.keras_hub_preset import write_keras_hub_preset
+def _serving(model, out, o):
+    from electra_tf.serving.saved_model import export_for_serving
 
-        return write_keras_hub_preset(model, out, vocab_file=vocab, lower_case=lower_case)
-    if format == "hugging-face":
-        from electra_tf.serving.conversion import export_hugging_face
+    serving = ("model_name", "version", "jit_compile", "kernel_layout")
+    return export_for_serving(model, out, **_common(o), **{k: o[k] for k in serving})
 
-        return export_hugging_face(model, out)
-    if format == "reference":
-        from electra_tf.serving.conversion import export_reference_checkpoint
 
-        return export_reference_checkpoint(model, out / "model.ckpt")
-    if format == "all":
-        return write_release(
-            model,
-            out,
-            vocab_file=vocab,
-            model_name=model_name,
-            version=version,
-            seq_length=seq_length,
-            lower_case=lower_case,
-            jit_compile=jit_compile,
-            kernel_layout=kernel_layout,
-        )
-    raise ConfigError(f"Unknown export format {format!r}: choose one of {', '.join(FORMATS)}.")
+def _common(o) -> dict:
+    return {k: o[k] for k in ("vocab_file", "seq_length", "lower_case")}
+
+
+def _hub(model, out, o):
+    from electra_tf.serving.hub import export_hub
+
+    return export_hub(model, out, **_common(o))
+
+
+def _keras_hub(model, out, o):
+    from electra_tf.serving.keras_hub_preset import write_keras_hub_preset
+
+    return write_keras_hub_preset(
+        model, out, vocab_file=o["vocab_file"], lower_case=o["lower_case"]
+    )
+
+
+def _hugging_face(model, out, o):
+    from electra_tf.serving.conversion import export_hugging_face
+
+    return export_hugging_face(model, out)
+
+
+def _reference(model, out, o):
+    from electra_tf.serving.conversion import export_reference_checkpoint
+
+    return export_reference_checkpoint(model, out / "model.ckpt")
+
+
+def _all(model, out, o):
+    return write_release(model, out, **o)
+
+
+_WRITERS = {
+    "serving": _serving,
+    "hub": _hub,
+    "keras-hub": _keras_hub,
+    "hugging-face": _hugging_face,
+    "reference": _reference,
+    "all": _all,
+}
 
 
 def write_release(

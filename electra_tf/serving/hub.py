@@ -22,8 +22,6 @@ longest-first). It needs `import tensorflow_text` before loading.
 
 from __future__ import annotations
 
-import os
-import shutil
 import types
 from pathlib import Path
 
@@ -31,6 +29,7 @@ import tensorflow as tf
 
 from electra_tf.data.inputs import pack_inputs
 from electra_tf.data.tokenizer import ElectraTokenizer
+from electra_tf.io.durable import publishing
 from electra_tf.models.generator import ElectraGenerator
 from electra_tf.serving.saved_model import ID_INPUTS, float32_discriminator, write_config_asset
 
@@ -162,13 +161,10 @@ class HubPreprocessor(AutoTrackable):
 
 
 def _save(obj, folder: Path, signatures, config=None):
-    temporary = folder.with_name(f".{folder.name}.tmp")
-    shutil.rmtree(temporary, ignore_errors=True)
-    tf.saved_model.save(obj, str(temporary), signatures=signatures)
-    if config is not None:
-        write_config_asset(temporary, *config)
-    shutil.rmtree(folder, ignore_errors=True)
-    os.replace(temporary, folder)
+    with publishing(folder) as scratch:  # synced and renamed into place; removed on error
+        tf.saved_model.save(obj, str(scratch), signatures=signatures)
+        if config is not None:
+            write_config_asset(scratch, *config)
 
 
 def export_hub(
@@ -192,7 +188,6 @@ def export_hub(
         (encoder folder, preprocessor folder).
     """
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     discriminator = float32_discriminator(model)
     generator = None
     if with_mlm and getattr(model, "generator", None) is not None:

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from electra_tf.config import ConfigError, ElectraConfig
+from electra_tf.io.durable import publishing
 from electra_tf.serving.reference_checkpoint import assign_weight, reference_names
 
 __all__ = [
@@ -310,10 +311,9 @@ def export_hugging_face(model, folder) -> dict:
                 k: v for k, v in state.items() if not k.startswith("discriminator_predictions")
             }
         target = folder / part
-        target.mkdir(parents=True, exist_ok=True)
-        save_file(state, str(target / "model.safetensors"), metadata={"format": "pt"})
-        (target / "config.json").write_text(
-            json.dumps(hugging_face_config(encoder, architecture), indent=2)
-        )
+        with publishing(target) as scratch:  # synced and renamed into place; removed on error
+            save_file(state, str(scratch / "model.safetensors"), metadata={"format": "pt"})
+            config = hugging_face_config(encoder, architecture)
+            (scratch / "config.json").write_text(json.dumps(config, indent=2))
         written[part] = target
     return written

@@ -21,6 +21,7 @@ from pathlib import Path
 import keras
 import numpy as np
 
+from electra_tf.io.durable import publishing
 from electra_tf.models.encoder import ElectraEncoder
 
 __all__ = [
@@ -88,12 +89,12 @@ def write_keras_hub_preset(model, preset_dir, *, vocab_file, lower_case: bool = 
     import keras_hub
 
     preset_dir = Path(preset_dir)
-    preset_dir.mkdir(parents=True, exist_ok=True)
     backbone = to_keras_hub_backbone(model)
-    backbone.save_to_preset(str(preset_dir))
     vocabulary = Path(vocab_file).read_text(encoding="utf-8").splitlines()
     tokenizer = keras_hub.models.ElectraTokenizer(vocabulary=vocabulary, lowercase=lower_case)
-    tokenizer.save_to_preset(str(preset_dir))
+    with publishing(preset_dir) as scratch:  # synced and renamed into place; removed on error
+        backbone.save_to_preset(str(scratch))
+        tokenizer.save_to_preset(str(scratch))
     return preset_dir
 
 

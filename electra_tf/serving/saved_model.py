@@ -34,19 +34,18 @@ and TF Serving runs it only when started with `--xla_cpu_compilation_enabled=tru
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 from pathlib import Path
 
-import numpy as np
 import tensorflow as tf
 
 from electra_tf.data.inputs import pack_inputs
 from electra_tf.data.tokenizer import ElectraTokenizer
+from electra_tf.io.durable import publishing
 from electra_tf.layers import kernels
 from electra_tf.models.discriminator import ElectraDiscriminator
 from electra_tf.serving import inference
+from electra_tf.serving.saved_model_assets import write_config_asset, write_warmup_requests
 
 __all__ = [
     "ServingModule",
@@ -59,6 +58,12 @@ __all__ = [
 ]
 
 ID_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
+#: The exported signatures and the `ServingModule` methods behind them.
+SIGNATURES = {
+    "serving_default": "serve",
+    "serve_text": "serve_text",
+    "serve_text_pair": "serve_text_pair",
+}
 #: `ServingModule`'s `kernel_layout` choices.
 KERNEL_LAYOUTS = ("auto", "transposed", "plain")
 
@@ -193,6 +198,17 @@ class ServingModule(tf.Module):
                 message="input_type_ids must have the shape of input_word_ids",
             ),
             tf.debugging.assert_non_negative(
+                input_mask, message="input_mask must hold 0 (padding) or 1 (a token)"
+            ),
+            tf.debugging.assert_less_equal(
+                input_mask, 1, message="input_mask must hold 0 (padding) or 1 (a token)"
+            ),
+            tf.debugging.assert_positive(
+                tf.reduce_sum(input_mask, axis=1),
+                message="input_mask has an example with no token (all 0); send at least "
+                "[CLS] and [SEP] for each",
+            ),
+            tf.debugging.assert_non_negative(
                 input_word_ids, message="input_word_ids must be non-negative token ids"
             ),
             tf.debugging.assert_less(
@@ -247,6 +263,7 @@ class ServingModule(tf.Module):
 
     def _serve_text(self, text):
         tok = self.tokenizer
+        text = _one_dimensional(text, "text")
         packed = pack_inputs(
             tok.tokenize(text),
             sequence_length=self.seq_length,
@@ -264,7 +281,7 @@ class ServingModule(tf.Module):
             message="text_a and text_b must hold the same number of texts (one pair each)",
         )
         with tf.control_dependencies([same]):
-            text_a, text_b = tf.identity(text_a), tf.identity(text_b)
+            text_a, text_b = _one_dimensional(text_a, "text_a"), _one_dimensional(text_b, "text_b")
         packed = pack_inputs(
             tok.tokenize(text_a),
             tok.tokenize(text_b),
@@ -276,67 +293,29 @@ class ServingModule(tf.Module):
         return self._packed_outputs(packed)
 
 
-def write_config_asset(
-    folder, kind: str, encoder, lower_case: bool, strip_accents, **extra
-) -> Path:
-    """`assets.extra/electra_config.json`: what rebuilds the encoder from this SavedModel.
+def _one_dimensional(text, name: str):
+    """`text` once a check has passed that it is a `[batch]` vector of strings.
 
-    `extra` keys are recorded beside (for example the serving export's `kernel_layout`).
+    The signature declares `[None]`, but a served graph takes a `[batch, 1]` tensor too
+    and would flatten it. Its static rank is 1, so a rank check would be folded away:
+    the check compares the runtime shape's first and last sizes and the element count
+    (all equal only for one dimension, or for a single text in any shape).
     """
-    config = encoder.get_config()
-    config.pop("name", None)
-    path = Path(folder) / "assets.extra" / "electra_config.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(
-        json.dumps(
-            {
-                "kind": kind,
-                "encoder": config,
-                "lower_case": lower_case,
-                "strip_accents": strip_accents,
-                **extra,
-            },
-            indent=2,
+    shape = tf.shape(text)
+    flat = tf.logical_and(tf.equal(shape[0], shape[-1]), tf.equal(tf.size(text), shape[0]))
+    check = tf.debugging.Assert(flat, [f"{name} must be a 1-D batch of strings [batch]", shape])
+    with tf.control_dependencies([check]):
+        return tf.identity(text)
+
+
+def _need_vocabulary(vocab_file) -> None:
+    if not vocab_file or not os.path.exists(vocab_file):
+        from electra_tf.data.vocabulary import VocabularyError
+
+        raise VocabularyError(
+            f"The vocabulary {vocab_file!r} is needed for the text signatures but does not exist; "
+            "pass --vocab-file."
         )
-        + "\n"
-    )
-    return path
-
-
-def write_warmup_requests(path, model_name: str, seq_length: int, vocabulary_size: int) -> Path:
-    """`assets.extra/tf_serving_warmup_requests`: PredictionLogs TF Serving replays on load."""
-    from tensorflow_serving.apis import predict_pb2, prediction_log_pb2
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    rng = np.random.default_rng(0)
-    with tf.io.TFRecordWriter(str(path)) as writer:
-        for batch in (1, 8):
-            ids = rng.integers(5, vocabulary_size, size=(batch, seq_length)).astype(np.int32)
-            request = predict_pb2.PredictRequest()
-            request.model_spec.name = model_name
-            request.model_spec.signature_name = "serving_default"
-            request.inputs["input_word_ids"].CopyFrom(tf.make_tensor_proto(ids))
-            request.inputs["input_mask"].CopyFrom(tf.make_tensor_proto(np.ones_like(ids)))
-            request.inputs["input_type_ids"].CopyFrom(tf.make_tensor_proto(np.zeros_like(ids)))
-            log = prediction_log_pb2.PredictionLog(
-                predict_log=prediction_log_pb2.PredictLog(request=request)
-            )
-            writer.write(log.SerializeToString())
-        for signature, inputs in (
-            ("serve_text", {"text": ["The weather is fine today."]}),
-            ("serve_text_pair", {"text_a": ["Is it raining?"], "text_b": ["No, it is sunny."]}),
-        ):
-            request = predict_pb2.PredictRequest()
-            request.model_spec.name = model_name
-            request.model_spec.signature_name = signature
-            for name, value in inputs.items():
-                request.inputs[name].CopyFrom(tf.make_tensor_proto(value))
-            log = prediction_log_pb2.PredictionLog(
-                predict_log=prediction_log_pb2.PredictLog(request=request)
-            )
-            writer.write(log.SerializeToString())
-    return path
 
 
 def export_for_serving(
@@ -357,28 +336,20 @@ def export_for_serving(
     """Writes `out_dir/<model_name>/<version>/`, a SavedModel for TF Serving.
 
     Args:
-        model: an `ElectraPretrainer` or `ElectraDiscriminator` (any precision;
-            exported in float32).
+        model: an `ElectraPretrainer` or `ElectraDiscriminator` (exported in float32).
         out_dir: the model base path TF Serving watches.
         vocab_file: the vocabulary (copied into the SavedModel as an asset).
         model_name, version: the TF Serving layout.
         seq_length: packed length of the text signatures.
         lower_case, strip_accents: the tokenizer's normalization.
         warmup: write `assets.extra/tf_serving_warmup_requests`.
-        jit_compile: compile the encoder with XLA (see the module's docstring).
-        keras_layers: serve the Keras layers' forward pass (see `ServingModule`).
-        kernel_layout: "auto", "transposed" or "plain" (see `ServingModule`).
+        jit_compile, keras_layers, kernel_layout: see `ServingModule`.
 
     Returns:
-        The version folder.
+        The version folder, written under a scratch name and renamed into place (synced);
+        a failed write leaves nothing there.
     """
-    if not vocab_file or not os.path.exists(vocab_file):
-        from electra_tf.data.vocabulary import VocabularyError
-
-        raise VocabularyError(
-            f"The vocabulary {vocab_file!r} is needed for the text signatures but does not exist; "
-            "pass --vocab-file."
-        )
+    _need_vocabulary(vocab_file)
     target = Path(out_dir) / model_name / str(version)
     discriminator = float32_discriminator(model)
     tokenizer = ElectraTokenizer(vocab_file, lower_case=lower_case, strip_accents=strip_accents)
@@ -391,30 +362,17 @@ def export_for_serving(
         kernel_layout=kernel_layout,
     )
     signatures = {
-        "serving_default": module.serve.get_concrete_function(),
-        "serve_text": module.serve_text.get_concrete_function(),
-        "serve_text_pair": module.serve_text_pair.get_concrete_function(),
+        name: getattr(module, method).get_concrete_function() for name, method in SIGNATURES.items()
     }
-    temporary = target.with_name(f".{target.name}.tmp")
-    if temporary.exists():
-        shutil.rmtree(temporary)
-    tf.saved_model.save(module, str(temporary), signatures=signatures)
-    write_config_asset(
-        temporary,
-        "serving",
-        discriminator.encoder,
-        lower_case,
-        strip_accents,
-        kernel_layout=module.kernel_layout,
-    )
-    if warmup:
-        write_warmup_requests(
-            temporary / "assets.extra" / "tf_serving_warmup_requests",
-            model_name,
-            module.seq_length,
-            module.vocabulary_size,
+    with publishing(target) as scratch:  # removed, with nothing half-written, on any error
+        tf.saved_model.save(module, str(scratch), signatures=signatures)
+        encoder, layout = discriminator.encoder, module.kernel_layout
+        write_config_asset(
+            scratch, "serving", encoder, lower_case, strip_accents, kernel_layout=layout
         )
-    if target.exists():
-        shutil.rmtree(target)
-    os.replace(temporary, target)
+        if warmup:
+            warmup_file = scratch / "assets.extra" / "tf_serving_warmup_requests"
+            write_warmup_requests(
+                warmup_file, model_name, module.seq_length, module.vocabulary_size
+            )
     return target
