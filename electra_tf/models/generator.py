@@ -4,15 +4,40 @@ from __future__ import annotations
 
 import keras
 import keras_hub
+import tensorflow as tf
 
 from electra_tf.models.encoder import ElectraEncoder
+
+
+class _GatheringMaskedLMHead(keras_hub.layers.MaskedLMHead):
+    """keras-hub's `MaskedLMHead` (same weights and maths) gathering with one int32 gather.
+
+    Keras's `take_along_axis`, which the original uses, casts the positions to int64,
+    broadcasts them over the hidden size and transposes them: an int64 Transpose, which
+    oneDNN answers with "oneDNN supports DT_INT64 only on platforms with AVX-512" on
+    every run (on AVX-512 machines too). A batched gather reads the same rows.
+    """
+
+    def call(self, inputs, mask_positions):
+        positions = tf.cast(mask_positions, tf.int32)
+        x = tf.gather(inputs, positions, batch_dims=1)  # [B, N, H]
+        x = self._intermediate_dense(x)
+        x = self._intermediate_layer_norm(x)
+        if self.token_embedding:
+            outputs = self.token_embedding(x, reverse=True)
+        else:
+            outputs = keras.ops.matmul(x, self._kernel)
+        dtype = self.compute_dtype
+        outputs = keras.ops.cast(outputs, dtype) + keras.ops.cast(self._bias, dtype)
+        return self.activation(outputs) if self.activation is not None else outputs
 
 
 @keras.saving.register_keras_serializable(package="electra_tf")
 class ElectraGenerator(keras.Model):
     """An `ElectraEncoder` and an MLM head that scores the vocabulary at masked positions only.
 
-    The head is keras-hub's `MaskedLMHead`: it gathers the masked positions
+    The head is keras-hub's `MaskedLMHead` (gathering with one batched gather): it
+    gathers the masked positions
     first, then applies dense(E, gelu), LayerNorm and the word-embedding table
     transposed plus an output bias (the reference's `generator_predictions`),
     so vocabulary logits are computed for N positions, not S.
@@ -46,7 +71,7 @@ class ElectraGenerator(keras.Model):
         if encoder is None:
             encoder = ElectraEncoder(dtype=self.dtype_policy, name="encoder", **encoder_kwargs)
         self.encoder = encoder
-        self.mlm_head = keras_hub.layers.MaskedLMHead(
+        self.mlm_head = _GatheringMaskedLMHead(
             token_embedding=encoder.embeddings.token_embedding,
             intermediate_activation="gelu",
             layer_norm_epsilon=encoder.layer_norm_epsilon,
