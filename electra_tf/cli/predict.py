@@ -25,6 +25,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--input", help="a CSV/TSV/JSONL/CoNLL file to label")
     parser.add_argument("texts", nargs="*", help="texts to label (instead of --input)")
     parser.add_argument("--format", choices=["csv", "tsv", "jsonl", "conll"], help="--input's")
+    parser.add_argument("--text-column", help="--input's text column (default: the run's)")
+    parser.add_argument("--text-pair-column", help="--input's second text (default: the run's)")
     parser.add_argument("--output", help="write the JSON lines here (default: standard output)")
     parser.add_argument("--batch-size", type=int, default=32, help="examples per call (32)")
     parser.set_defaults(handler=run)
@@ -38,7 +40,8 @@ def run(args) -> int:
         raise ConfigError("Give either --input FILE or texts to label, not both.")
     predictor = open_predictor(args.model)
     if args.input:
-        texts, pairs = read_inputs(args.input, predictor.info, args.format)
+        columns = {"text": args.text_column, "text_pair": args.text_pair_column}
+        texts, pairs = read_inputs(args.input, predictor.info, args.format, columns)
     else:
         texts, pairs = list(args.texts), None
         if predictor.kind == "tagging":

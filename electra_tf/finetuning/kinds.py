@@ -27,7 +27,11 @@ from electra_tf.data.tokenizer import ElectraTokenizer
 from electra_tf.data.vocabulary import read_vocabulary
 from electra_tf.finetuning import squad
 from electra_tf.finetuning.tasks import Task
-from electra_tf.finetuning.text_classifier import ElectraTextClassifier
+from electra_tf.finetuning.text_classifier import (
+    INPUT_NAMES,
+    ElectraTextClassifier,
+    inference_function,
+)
 from electra_tf.models.finetuning import ElectraSpanExtractor
 from electra_tf.models.text_classifier_preprocessor import ElectraTextClassifierPreprocessor
 
@@ -272,9 +276,11 @@ class SpanJob:
         lengths = row_lengths(features.inputs["padding_mask"])
         width = features.inputs["token_ids"].shape[1]
         collected = {}
+        forward = inference_function(model)
         for index in ordered_batches(lengths, self.config.eval_batch_size):
             batch = pad_batch(features.inputs, index, lengths)
-            for name, value in model.predict_on_batch(batch).items():
+            batch = {k: batch[k].astype(np.int32) for k in INPUT_NAMES}
+            for name, value in forward(batch).items():
                 value = np.asarray(value)
                 if name in ("start_logits", "end_logits"):
                     pad = [(0, 0)] * (value.ndim - 1) + [(0, width - value.shape[-1])]

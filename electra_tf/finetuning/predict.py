@@ -109,11 +109,12 @@ def open_predictor(path):
     return _KerasPredictor(path)
 
 
-def read_inputs(path, info: dict, format: str | None = None):
-    """(texts, pairs or None, rows for the output) of a file, read with the run's columns."""
+def read_inputs(path, info: dict, format: str | None = None, columns: dict | None = None):
+    """(texts, pairs or None) of a file, read with the run's columns (or `columns`' names)."""
     from electra_tf.finetuning.files import Columns, read_table, table_format
 
-    columns = info.get("columns") or {}
+    given = {k: v for k, v in (columns or {}).items() if v}
+    columns = {**(info.get("columns") or {}), **given}
     kind = table_format(path, format or columns.get("format"))
     if info.get("kind") == "tagging" or kind == "conll":
         from electra_tf.finetuning.tagging import read_conll

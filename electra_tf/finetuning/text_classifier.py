@@ -14,9 +14,17 @@ from electra_tf.finetuning.optimizer import finetuning_optimizer
 from electra_tf.models.finetuning import ElectraClassifier
 from electra_tf.models.text_classifier_preprocessor import ElectraTextClassifierPreprocessor
 
-__all__ = ["ElectraTextClassifier", "TEXT_KINDS", "split_texts", "predict_batches"]
+__all__ = [
+    "ElectraTextClassifier",
+    "TEXT_KINDS",
+    "INPUT_NAMES",
+    "split_texts",
+    "predict_batches",
+    "inference_function",
+]
 
 TEXT_KINDS = ("classification", "multi_label", "regression")
+INPUT_NAMES = ("token_ids", "padding_mask", "segment_ids")
 
 
 def split_texts(x):
@@ -30,12 +38,26 @@ def split_texts(x):
     return list(x), None
 
 
-def predict_batches(model, features: dict, batch_size: int) -> list:
-    """`model.predict_on_batch` over length-sorted batches, outputs back in row order."""
+def inference_function(model):
+    """`model(inputs, training=False)` as one `tf.function` for every `[batch, length]`."""
+    function = getattr(model, "_inference_function", None)
+    if function is None:
+        import tensorflow as tf
+
+        spec = {name: tf.TensorSpec([None, None], tf.int32) for name in INPUT_NAMES}
+        function = tf.function(lambda inputs: model(inputs, training=False), input_signature=[spec])
+        object.__setattr__(model, "_inference_function", function)  # not Keras state
+    return function
+
+
+def predict_batches(model, features: dict, batch_size: int) -> np.ndarray:
+    """The model's outputs over length-sorted batches, back in row order."""
     lengths = row_lengths(features["padding_mask"])
+    forward = inference_function(model)
     outputs, order = [], []
     for index in ordered_batches(lengths, batch_size):
-        outputs.append(np.asarray(model.predict_on_batch(pad_batch(features, index, lengths))))
+        batch = pad_batch({k: features[k] for k in INPUT_NAMES}, index, lengths)
+        outputs.append(np.asarray(forward({k: v.astype(np.int32) for k, v in batch.items()})))
         order.append(index)
     if not outputs:
         return np.zeros((0,))
@@ -214,6 +236,8 @@ class ElectraTextClassifier(ElectraClassifier):
             self.compile()
         if not self._auto_optimizer or int(self.optimizer.iterations.numpy()) > 0:
             return
+        if not self.built:  # the layer-wise rates are set per variable
+            self.build()
         steps = math.ceil(rows / batch_size) * epochs
         config = FinetuneConfig().resolved(self.encoder.hidden_dim, epochs)
         optimizer = finetuning_optimizer(self, config, steps)
@@ -254,6 +278,7 @@ class ElectraTextClassifier(ElectraClassifier):
                 self.compile()
             if self.preprocessor is not None and x.element_spec[0].dtype == tf.string:
                 x = x.map(self.preprocessor, num_parallel_calls=tf.data.AUTOTUNE)
+            kwargs.setdefault("shuffle", False)  # a dataset is shuffled (or not) by its maker
             return super().fit(
                 x,
                 epochs=epochs,

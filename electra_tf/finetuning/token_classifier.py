@@ -11,6 +11,7 @@ from electra_tf.data.batching import batch_dataset, ordered_batches, pad_batch, 
 from electra_tf.data.vocabulary import read_vocabulary
 from electra_tf.finetuning.config import FinetuneConfig
 from electra_tf.finetuning.optimizer import finetuning_optimizer
+from electra_tf.finetuning.text_classifier import inference_function
 from electra_tf.models.token_classifier_preprocessor import (
     IGNORED,
     ElectraTokenClassifierPreprocessor,
@@ -157,6 +158,8 @@ class ElectraTokenClassifier(keras.Model):
         if not self.compiled:
             self.compile()
         if getattr(self, "_auto_optimizer", False) and int(self.optimizer.iterations.numpy()) == 0:
+            if not self.built:  # the layer-wise rates are set per variable
+                self.build()
             config = FinetuneConfig().resolved(self.encoder.hidden_dim, epochs)
             steps = math.ceil(rows / batch_size) * epochs
             optimizer = finetuning_optimizer(self, config, steps)
@@ -188,9 +191,10 @@ class ElectraTokenClassifier(keras.Model):
         lengths = row_lengths(packed["padding_mask"])
         positions, mask = packed["word_positions"], packed["word_mask"]
         logits = np.zeros((*positions.shape, len(self.labels)), np.float32)
+        forward = inference_function(self)
         for index in ordered_batches(lengths, batch_size):
             batch = pad_batch({k: packed[k] for k in _INPUTS}, index, lengths)
-            outputs = np.asarray(self.predict_on_batch(batch))
+            outputs = np.asarray(forward({k: v.astype(np.int32) for k, v in batch.items()}))
             logits[index] = np.take_along_axis(outputs, positions[index][..., None], axis=1)
         return mask, logits
 

@@ -276,6 +276,7 @@ def export_finetuned(
                 "lower_case": module.tokenizer.lower_case,
                 "strip_accents": module.tokenizer.strip_accents,
                 "task": info.get("task"), "selected_by": info.get("selected_by"),
+                "columns": info.get("columns"),
             }, indent=2) + "\n")  # fmt: skip
             if warmup:
                 _warmup(extra / "tf_serving_warmup_requests", module, model_name)

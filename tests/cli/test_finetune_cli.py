@@ -1,0 +1,98 @@
+"""What a new user types: fine-tune on a CSV, export the run, predict with the run and export."""
+
+import json
+
+import numpy as np
+from helpers import tiny_config, write_lines
+
+from electra_tf.cli import main
+from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
+
+WORDS = ["good", "great", "fine", "bad", "awful", "poor", "the", "movie", "was", "plot", "and"]
+
+
+def _setup(tmp_path):
+    from electra_tf.pretraining.checkpoint import save_pretrainer
+    from electra_tf.pretraining.pretrainer import ElectraPretrainer
+
+    tokens = list(SPECIAL_TOKENS) + WORDS + [f"w{i}" for i in range(64 - 5 - len(WORDS))]
+    vocab = write_vocabulary(tokens, tmp_path / "vocab.txt")
+    save_pretrainer(ElectraPretrainer(tiny_config(f"data.vocab_file={vocab}")), tmp_path / "init")
+    rng = np.random.default_rng(0)
+    for name, n in (("train", 96), ("dev", 32), ("test", 16)):
+        lines = ["id,body,verdict"]
+        for i in range(n):
+            positive = rng.random() < 0.5
+            words = [
+                *rng.choice(WORDS[6:], size=3),
+                rng.choice(WORDS[:3] if positive else WORDS[3:6]),
+            ]
+            lines.append(f"{i},{' '.join(words)},{'happy' if positive else 'unhappy'}")
+        if name == "train":
+            lines += ["97,,happy", "98,the movie"]  # an empty text, a short row
+        write_lines(tmp_path / f"{name}.csv", lines)
+
+
+def test_finetune_export_and_predict_from_the_command_line(tmp_path, capsys):
+    _setup(tmp_path)
+    run = tmp_path / "runs" / "comments"
+    finetune = [
+        "finetune", "--init", str(tmp_path / "init"), "--train", str(tmp_path / "train.csv"),
+        "--dev", str(tmp_path / "dev.csv"), "--test", str(tmp_path / "test.csv"),
+        "--text-column", "body", "--label-column", "verdict", "--output-dir", str(run),
+        "--epochs", "2", "--set", "learning_rate=1e-3",
+    ]  # fmt: skip
+    assert main(finetune) == 0
+    out = capsys.readouterr().out
+    assert "[finetune] comments: classification" in out  # progress lines, then the JSON
+    printed = json.loads(out[out.index("\n{") + 1 :])
+    assert printed["kept"]["selected_on"] == "dev" and printed["task"] == "comments"
+    assert printed["skipped"]["train"] == {"empty_text": 1, "malformed_rows": 1}
+    results = json.loads((run / "results.json").read_text())
+    assert results["data"]["train"]["skipped_rows"] == {"empty_text": [98], "malformed_rows": [99]}
+    assert results["kind_decided"].startswith("inferred: labels are names")
+    info = json.loads((run / "model" / "finetuned.json").read_text())
+    assert info["labels"] == ["happy", "unhappy"] and info["columns"]["text"] == "body"
+    # Re-running the same command finds every seed done and changes nothing.
+    before = (run / "model" / "record.json").read_text()
+    assert main(finetune) == 0
+    assert (run / "model" / "record.json").read_text() == before
+    capsys.readouterr()
+
+    assert main(["export", "--checkpoint", str(run), "--out", str(tmp_path / "serving")]) == 0
+    written = json.loads(capsys.readouterr().out)["written"]
+    assert written.endswith("serving/comments/1")
+    test_rows = [json.loads(line) for line in (run / "predictions" / "test.jsonl").open()]
+    for model in (str(run), str(tmp_path / "serving")):
+        output = tmp_path / f"predictions-{len(model)}.jsonl"
+        assert main(["predict", "--model", model, "--input", str(tmp_path / "test.csv"),
+                     "--output", str(output)]) == 0  # fmt: skip
+        rows = [json.loads(line) for line in output.open()]
+        assert [r["label"] for r in rows] == [r["label"] for r in test_rows]
+        for row, expected in zip(rows, test_rows):
+            for name, p in expected["probabilities"].items():
+                assert abs(row["probabilities"][name] - p) < 1e-5
+    capsys.readouterr()
+    assert main(["predict", "--model", str(tmp_path / "serving"), "the movie was awful"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["text"] == "the movie was awful" and row["label"] in ("happy", "unhappy")
+
+
+def test_bad_input_at_the_new_doors_is_one_sentence(tmp_path, capsys):
+    _setup(tmp_path)
+    write_lines(tmp_path / "dev2.csv", ["body,verdict", "good movie,happy", "bad plot,furious"])
+    common = ["finetune", "--init", str(tmp_path / "init"), "--train", str(tmp_path / "train.csv")]
+    cases = [
+        ([*common, "--dev", str(tmp_path / "dev.csv")], "has no column 'text'"),
+        ([*common, "--dev", str(tmp_path / "dev2.csv"), "--text-column", "body",
+          "--label-column", "verdict"], "label 'furious' never occurs in training"),
+        ([*common], "needs a --dev file"),
+        (["finetune", "--init", "x", "--task", "sst2", "--train", "t.csv"], "either --task"),
+        (["predict", "--model", str(tmp_path / "nowhere"), "hello"], "does not exist"),
+        (["export", "--checkpoint", str(tmp_path / "init"), "--out", str(tmp_path / "o"),
+          "--format", "hub", "--xla"], "--xla applies to the TF Serving SavedModel only"),
+    ]  # fmt: skip
+    for argv, message in cases:
+        assert main(argv) == 2, argv
+        error = capsys.readouterr().err
+        assert message in error and "Traceback" not in error and error.count("\n") == 1, error

@@ -1,0 +1,54 @@
+"""A consumer of a fine-tuned model's SavedModel in a fresh process that never imports electra_tf.
+
+Usage: python load_task_serving.py VERSION_DIR INPUTS.npz OUTPUTS.npz
+
+INPUTS holds `texts` (and `text_pairs` for pair models), id arrays `input_word_ids`,
+`input_mask`, `input_type_ids`, and `examples` (serialized tf.Examples, base64). OUTPUTS gets
+every output of serving_default (`text/...`), serve (`ids/...`) and serve_examples
+(`examples/...`), and `error/bad_mask`: the message of a call with mask value 2.
+"""
+
+import base64
+import sys
+
+import numpy as np
+import tensorflow as tf
+import tensorflow_text  # noqa: F401 - the text signature's ops
+
+assert "electra_tf" not in sys.modules
+folder, inputs_path, outputs_path = sys.argv[1:4]
+inputs = np.load(inputs_path)
+loaded = tf.saved_model.load(folder)
+assert "electra_tf" not in sys.modules
+results = {}
+
+
+def plain(value):
+    """A tensor as a NumPy array an .npz holds (strings decoded to str)."""
+    array = value.numpy()
+    if array.dtype == object:
+        return np.vectorize(lambda b: b.decode(), otypes=[str])(array)
+    return array
+
+
+text = {"text": tf.constant([str(t) for t in inputs["texts"]])}
+if "text_pairs" in inputs:
+    text["text_pair"] = tf.constant([str(t) for t in inputs["text_pairs"]])
+for key, value in loaded.signatures["serving_default"](**text).items():
+    results[f"text/{key}"] = plain(value)
+ids = {
+    name: tf.constant(inputs[name]) for name in ("input_word_ids", "input_mask", "input_type_ids")
+}
+for key, value in loaded.signatures["serve"](**ids).items():
+    results[f"ids/{key}"] = plain(value)
+serialized = [base64.b64decode(str(row)) for row in inputs["examples"]]
+examples = loaded.signatures["serve_examples"](examples=tf.constant(serialized))
+for key, value in examples.items():
+    results[f"examples/{key}"] = plain(value)
+bad = dict(ids, input_mask=ids["input_mask"] * 2)
+try:
+    loaded.signatures["serve"](**bad)
+    results["error/bad_mask"] = np.array("no error")
+except tf.errors.InvalidArgumentError as error:
+    results["error/bad_mask"] = np.array(error.message)
+np.savez(outputs_path, **results)

@@ -1,0 +1,168 @@
+"""The engine: the best epoch on dev is kept, patience stops, a killed run resumes exactly."""
+
+import json
+
+import keras
+import numpy as np
+import pytest
+from helpers import scratch_init, write_lines
+
+from electra_tf.config import ConfigError
+from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
+from electra_tf.finetuning import engine
+from electra_tf.finetuning.config import FinetuneConfig
+from electra_tf.finetuning.engine import EpochSelection
+from electra_tf.finetuning.model_folder import load_finetuned
+from electra_tf.finetuning.user_task import finetune_files
+
+WORDS = ["good", "great", "fine", "bad", "awful", "poor", "the", "movie", "was", "plot", "and"]
+
+
+def _files(tmp_path, n=120, seed=0):
+    rng = np.random.default_rng(seed)
+    lines = ["text,label"]
+    for _ in range(n):
+        positive = rng.random() < 0.5
+        words = list(rng.choice(WORDS[6:], size=rng.integers(1, 6)))
+        words.append(str(rng.choice(WORDS[:3] if positive else WORDS[3:6])))
+        rng.shuffle(words)
+        lines.append(f"{' '.join(words)},{'pos' if positive else 'neg'}")
+    vocab = write_vocabulary(list(SPECIAL_TOKENS) + WORDS, tmp_path / "vocab.txt")
+    train = write_lines(tmp_path / "train.csv", lines[: n * 3 // 4 + 1])
+    dev = write_lines(tmp_path / "dev.csv", [lines[0], *lines[n * 3 // 4 + 1 :]])
+    return vocab, train, dev
+
+
+SETTINGS = ("learning_rate=1e-2", "layerwise_decay=1.0", "batch_size=16", "max_seq_length=16")
+
+
+def _run(tmp_path, name, vocab, train, dev, *extra, progress=None):
+    import electra_tf.finetuning.user_task as user_task
+
+    init = scratch_init(len(SPECIAL_TOKENS) + len(WORDS), vocab)
+    original = user_task.load_initialization
+    user_task.load_initialization = lambda spec, vocab_file=None: init
+    try:
+        return finetune_files(
+            "scratch", train=train, dev=dev, overrides=(*SETTINGS, *extra),
+            output_dir=tmp_path / name, progress=progress,
+        )  # fmt: skip
+    finally:
+        user_task.load_initialization = original
+
+
+class Killed(Exception):
+    """Stands for kill -9 right after a checkpoint was published."""
+
+
+def test_a_killed_run_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch):
+    vocab, train, dev = _files(tmp_path)
+    whole = _run(tmp_path, "whole", vocab, train, dev, "epochs=4", "seeds=2")
+    write_epoch = EpochSelection._write_epoch
+
+    def write_then_die(self, epoch):
+        write_epoch(self, epoch)
+        if epoch == 2 and "seed-2" in str(self.folder):
+            (self.folder / ".epoch-0003.tmp").mkdir()  # a scratch folder a kill leaves
+            raise Killed
+
+    monkeypatch.setattr(EpochSelection, "_write_epoch", write_then_die)
+    with pytest.raises(Killed):
+        _run(tmp_path, "killed", vocab, train, dev, "epochs=4", "seeds=2")
+    seed_2 = tmp_path / "killed" / "seeds" / "seed-2"
+    assert (seed_2 / "epoch-0002" / "record.json").exists()
+    assert not (tmp_path / "killed" / "results.json").exists()
+    monkeypatch.setattr(EpochSelection, "_write_epoch", write_epoch)
+    lines = []
+    resumed = _run(
+        tmp_path, "killed", vocab, train, dev, "epochs=4", "seeds=2", progress=lines.append
+    )
+    assert any("resuming after epoch 2" in line for line in lines)
+    assert [r["history"] for r in resumed["runs"]] == [r["history"] for r in whole["runs"]]
+    assert resumed["kept"] == whole["kept"]
+    a, _ = load_finetuned(tmp_path / "whole")
+    b, _ = load_finetuned(tmp_path / "killed")
+    for x, y in zip(a.weights, b.weights):
+        np.testing.assert_array_equal(x.numpy(), y.numpy())
+    assert not list(seed_2.glob("epoch-*")) and not list(seed_2.glob(".epoch-*"))
+    # The kept model is the best seed's best epoch on dev, and says so.
+    best = max(whole["runs"], key=lambda r: r["dev"]["accuracy"])
+    info = json.loads((tmp_path / "whole" / "model" / "finetuned.json").read_text())
+    assert (info["seed"], info["epoch"]) == (best["seed"], best["best_epoch"])
+    assert (
+        info["labels"] == ["neg", "pos"] and "best dev accuracy of 2 seed(s)" in info["selected_by"]
+    )
+    assert info["metrics"]["dev"] == best["dev"]
+    rows = [json.loads(line) for line in (tmp_path / "whole" / "predictions" / "dev.jsonl").open()]
+    assert len(rows) == 30 and {"text", "label", "probabilities", "gold"} <= set(rows[0])
+    right = np.mean([row["label"] == row["gold"] for row in rows])
+    assert right == pytest.approx(best["dev"]["accuracy"])
+
+
+def test_another_request_into_the_same_folder_is_refused(tmp_path):
+    vocab, train, dev = _files(tmp_path, n=40)
+    _run(tmp_path, "run", vocab, train, dev, "epochs=1")
+    with pytest.raises(
+        ConfigError, match=r"holds a fine-tuning run of another request \(its config"
+    ):
+        _run(tmp_path, "run", vocab, train, dev, "epochs=2")
+
+
+class _ScriptedJob:
+    main_metric, selection = "accuracy", "dev"
+
+    def __init__(self, scores):
+        self.scores = iter(scores)
+
+    def score(self, model, split):
+        return {"accuracy": next(self.scores)}
+
+
+def test_the_best_epoch_is_kept_and_patience_stops_the_run(tmp_path):
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    x, y = np.ones((8, 3), np.float32), np.zeros((8, 1), np.float32)
+    state = {"history": [], "best": None, "stopped": False}
+    weights = []
+
+    class Keep(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            weights.append([w.numpy().copy() for w in self.model.weights])
+
+    selection = EpochSelection(
+        _ScriptedJob([0.5, 0.7, 0.6, 0.65, 0.9]), tmp_path, state, patience=2
+    )
+    history = model.fit(x, y, epochs=5, verbose=0, callbacks=[Keep(), selection])
+    assert len(history.history["loss"]) == 4  # epochs 3 and 4 did not beat epoch 2
+    assert state["best"]["epoch"] == 2 and state["stopped"]
+    model.load_weights(tmp_path / "best.weights.h5")
+    for kept, saved in zip(model.weights, weights[1]):
+        np.testing.assert_array_equal(kept.numpy(), saved)
+    assert [p.name for p in sorted(tmp_path.glob("epoch-*"))] == ["epoch-0004"]
+    assert engine.better(0.5, None) and not engine.better(float("nan"), None)
+    assert engine.better(0.2, 0.3, lower_is_better=True)
+
+
+def test_a_corrupt_epoch_checkpoint_is_moved_aside_and_the_seed_starts_over(tmp_path):
+    vocab, train, dev = _files(tmp_path, n=40)
+    write_epoch = EpochSelection._write_epoch
+    try:
+
+        def die(self, epoch):
+            write_epoch(self, epoch)
+            raise Killed
+
+        EpochSelection._write_epoch = die
+        with pytest.raises(Killed):
+            _run(tmp_path, "run", vocab, train, dev, "epochs=2")
+    finally:
+        EpochSelection._write_epoch = write_epoch
+    folder = tmp_path / "run" / "seeds" / "seed-1" / "epoch-0001"
+    data = next(folder.glob("ckpt.data-*"))
+    data.write_bytes(data.read_bytes()[:-7])
+    lines = []
+    report = _run(tmp_path, "run", vocab, train, dev, "epochs=2", progress=lines.append)
+    assert any("is not usable" in line and "epoch-0001.corrupt" in line for line in lines)
+    assert folder.with_name("epoch-0001.corrupt").is_dir()
+    assert report["runs"][0]["epochs_run"] == 2
+    assert FinetuneConfig().patience == 0
