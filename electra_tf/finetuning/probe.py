@@ -27,6 +27,7 @@ import numpy as np
 from electra_tf.config import ConfigError
 from electra_tf.finetuning.initialization import Initialization
 from electra_tf.finetuning.kinds import encode_examples
+from electra_tf.finetuning.readers import ReadReport
 from electra_tf.finetuning.tasks import Task
 
 __all__ = [
@@ -39,6 +40,8 @@ __all__ = [
     "beats_random",
     "probe_table",
     "probe_task",
+    "check_splits",
+    "MIN_EVAL_EXAMPLES",
 ]
 
 #: Inverse L2 strengths tried on dev (scikit-learn's C; larger = weaker regularisation), for
@@ -143,6 +146,65 @@ def probe_encoder(encoder, encoded: dict, grid=C_GRID) -> dict:
     return fit_probe(features["train"], features["dev"], features.get("test"), grid)
 
 
+#: Fewer examples than this in an evaluated split earn a warning: accuracy moves in steps
+#: of 1 / n, so a handful of examples scores 1.0000 by luck and tells encoders apart by none.
+MIN_EVAL_EXAMPLES = 100
+
+
+def check_splits(task: Task, splits: dict, say) -> list[str]:
+    """Fails in one sentence on splits a probe cannot fit; returns (and says) warnings.
+
+    Raises:
+        ConfigError: the train or dev split is empty, or train holds one class only.
+    """
+    for name in ("train", "dev"):
+        if not splits.get(name):
+            raise ConfigError(
+                f"The probe of {task.name} needs examples in its {name} split, and it has "
+                "none; check the task's file (empty, or every row skipped)."
+            )
+    classes = sorted({e.label for e in splits["train"]})
+    if len(classes) < 2:
+        raise ConfigError(
+            f"The probe of {task.name} needs two classes in its train split, and all "
+            f"{len(splits['train'])} examples have label {classes[0]!r}; give a file with both."
+        )
+    warnings = [
+        f"the {name} split has only {len(examples)} examples, so its accuracy moves in "
+        f"steps of {1 / len(examples):.4f} and cannot tell encoders apart (use at least "
+        f"{MIN_EVAL_EXAMPLES})"
+        for name, examples in splits.items()
+        if name in ("dev", "test") and 0 < len(examples) < MIN_EVAL_EXAMPLES
+    ]
+    for warning in warnings:
+        say(f"[probe] warning: {warning}.")
+    return warnings
+
+
+def _summary(rows, key) -> dict:
+    values = np.asarray([row[key] for row in rows], np.float64)
+    return {
+        "metric": key,
+        "mean": float(values.mean()) if len(values) else float("nan"),
+        "std": float(values.std(ddof=1)) if len(values) > 1 else 0.0,
+        "seeds": len(values),
+    }
+
+
+def _random_seeds(init, encoded, random_seeds, add) -> list[dict]:
+    import keras
+
+    def probe(seed):
+        keras.utils.set_random_seed(seed)
+        random = dataclasses.replace(init, weights=None).build_encoder(dropout=0.0)
+        return probe_encoder(random, encoded)
+
+    return [
+        add(f"random init (seed {seed})", lambda seed=seed: probe(seed))
+        for seed in range(random_seeds)
+    ]
+
+
 def probe_report(
     init: Initialization,
     task: Task,
@@ -160,22 +222,20 @@ def probe_report(
         task: a classification task.
         splits: {"train", "dev"[, "test"]: [Example]}.
         random_seeds: random initialisations probed (mean and std reported).
-        others: more encoders to probe on the same split, {label: Initialization}
-            (an encoder before adaptation, say); they must share `init`'s vocabulary.
+        others: more encoders to probe, {label: Initialization}, sharing `init`'s vocabulary.
         max_seq_length: the packed length.
         log: called with one line per probe.
 
     Returns:
-        {"task", "rows": [{"encoder", "dev_accuracy", "test_accuracy", ...}], "random": {...},
-        "beats_random": bool, "seconds"}.
+        {"task", "rows": [{"encoder", "dev_accuracy", "test_accuracy", ...}], "random",
+        "beats_random", "warnings" (`check_splits`), "seconds"}.
     """
-    import keras
-
     from electra_tf.data.tokenizer import ElectraTokenizer
 
     _check_task(task)
     started = time.perf_counter()
     say = log or (lambda _: None)
+    warnings = check_splits(task, splits, say)
     tokenizer = ElectraTokenizer(init.vocab_file, lower_case=init.lower_case)
     encoded = {
         name: encode_examples(examples, tokenizer, task, max_seq_length)
@@ -184,41 +244,28 @@ def probe_report(
     }
     rows = []
 
-    def add(label, result, begun):
-        row = {"encoder": label, **result, "seconds": round(time.perf_counter() - begun, 1)}
-        rows.append(row)
+    def add(label, compute):
+        begun = time.perf_counter()
+        row = {"encoder": label, **compute()}
+        rows.append({**row, "seconds": round(time.perf_counter() - begun, 1)})
         say(
             f"[probe] {label}: dev {row['dev_accuracy']:.4f} test {row.get('test_accuracy', 0):.4f}"
         )
         return row
 
-    begun = time.perf_counter()
-    add("bag of words", bag_of_words_probe(splits), begun)
-    seeds = []
-    for seed in range(random_seeds):
-        begun = time.perf_counter()
-        keras.utils.set_random_seed(seed)
-        random = dataclasses.replace(init, weights=None).build_encoder(dropout=0.0)
-        seeds.append(add(f"random init (seed {seed})", probe_encoder(random, encoded), begun))
-    for label, other in (others or {}).items():
-        begun = time.perf_counter()
-        add(label, probe_encoder(other.build_encoder(dropout=0.0), encoded), begun)
-    begun = time.perf_counter()
-    main = add(init.source, probe_encoder(init.build_encoder(dropout=0.0), encoded), begun)
+    add("bag of words", lambda: bag_of_words_probe(splits))
+    seeds = _random_seeds(init, encoded, random_seeds, add)
+    for label, other in [*(others or {}).items(), (init.source, init)]:
+        main = add(label, lambda o=other: probe_encoder(o.build_encoder(dropout=0.0), encoded))
     key = "test_accuracy" if "test" in encoded else "dev_accuracy"
-    values = np.asarray([row[key] for row in seeds], np.float64)
-    random_summary = {
-        "metric": key,
-        "mean": float(values.mean()) if len(values) else float("nan"),
-        "std": float(values.std(ddof=1)) if len(values) > 1 else 0.0,
-        "seeds": len(values),
-    }
+    random_summary = _summary(seeds, key)
     return {
         "task": task.name,
         "encoder": init.source,
         "rows": rows,
         "random": random_summary,
         "beats_random": beats_random(main[key], random_summary),
+        "warnings": warnings,
         "seconds": round(time.perf_counter() - started, 1),
     }
 
@@ -268,7 +315,19 @@ def probe_task(
     task = get_task(task_name)
     _check_task(task)
     init = load_initialization(init_spec, vocab_file)
-    splits = task_splits(task, data_dir=data_dir, movie_file=movie_file, fetch_dir=fetch_dir)
+    read = ReadReport()
+    splits = task_splits(
+        task, data_dir=data_dir, movie_file=movie_file, fetch_dir=fetch_dir, report=read
+    )
+    skipped = dict(read.skipped)
+    unlabelled = read.read - sum(len(examples) for examples in splits.values())
+    if unlabelled > 0:  # movie reviews: a mean rating of exactly 0 is neither class
+        skipped["rows_without_a_class (rating 0)"] = unlabelled
+    (log or (lambda _: None))(
+        f"[probe] {task.name}: {read.read} rows read, "
+        + (", ".join(f"{n} skipped: {why}" for why, n in skipped.items()) or "none skipped")
+    )
     report = probe_report(init, task, splits, random_seeds=random_seeds, log=log)
+    report["rows_read"], report["rows_skipped"] = read.read, skipped
     report["table"] = probe_table(report)
     return report

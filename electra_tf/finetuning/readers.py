@@ -17,6 +17,7 @@ import collections
 import csv
 import dataclasses
 import io
+import math
 import sys
 from pathlib import Path
 
@@ -189,6 +190,9 @@ def read_movie_reviews(path, report: ReadReport | None = None) -> list[tuple[str
             raise ConfigError(
                 f"{path}, line {line_number}: rating {parts[1]!r} is not a number."
             ) from None
+        if not math.isfinite(rating):  # "nan" parses; its sign would make it negative
+            report.skipped["non_finite_rating"] += 1
+            continue
         text = "\t".join(parts[2:]).strip()
         if not text:
             report.skipped["empty_text"] += 1

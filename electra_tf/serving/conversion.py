@@ -74,7 +74,8 @@ def import_weights(
 ):
     """Released weights into a run folder `out` whose step-0 checkpoint the commands read.
 
-    The vocabulary (`vocab_file`, or the Hugging Face folder's vocab.txt) is copied into
+    The vocabulary (`vocab_file`, or the Hugging Face folder's vocab.txt; a Hugging Face
+    folder with neither is refused) is copied into
     `out/vocab.txt` and recorded in the checkpoint's config with its casing (the folder's
     tokenizer_config.json, unless `lower_case` is given), so `export`, `finetune` and
     `pretrain --init` need no vocabulary flag afterwards. The checkpoint's `state.json`
@@ -95,6 +96,11 @@ def import_weights(
         model = import_hugging_face(hugging_face, hugging_face_generator)
         found, folder_lower = hugging_face_vocabulary(hugging_face)
         vocab_file = vocab_file or found
+        if not vocab_file:
+            raise ConfigError(
+                f"{hugging_face} has no vocab.txt; pass --vocab-file (the vocabulary the "
+                "weights were trained with), so the imported checkpoint records one."
+            )
     out = Path(out)
     if vocab_file:
         out.mkdir(parents=True, exist_ok=True)

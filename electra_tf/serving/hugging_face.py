@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -51,25 +52,36 @@ def hugging_face_name(reference: str) -> tuple[str, bool]:
     return name.replace("/", "."), transpose
 
 
-def _load_state_dict(source) -> tuple[dict, dict]:
-    """(state dict of numpy arrays, config.json dict) from a folder or a weights file."""
-    source = Path(source)
-    folder = source if source.is_dir() else source.parent
-    config = {}
-    if (folder / "config.json").exists():
-        config = json.loads((folder / "config.json").read_text())
-    files = (
-        [source]
-        if source.is_file()
-        else [p for p in (folder / "model.safetensors", folder / "pytorch_model.bin") if p.exists()]
-    )
-    if not files:
-        raise ConfigError(f"{source} holds neither model.safetensors nor pytorch_model.bin.")
-    weights = files[0]
+#: config.json keys every importer here reads.
+_REQUIRED = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads")
+
+
+def _read_json(path: Path, what: str) -> dict:
+    """A JSON object file, or one sentence naming it when it is cut short or not an object."""
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise ConfigError(
+            f"{path} is not readable JSON ({str(error)[:120]}); the {what} is damaged or cut "
+            "short: download it again."
+        ) from None
+    if not isinstance(value, dict):
+        raise ConfigError(f"{path} holds no JSON object; the {what} is damaged: download it again.")
+    return value
+
+
+def _read_weights(weights: Path) -> dict:
+    """The state dict of a `.safetensors` or PyTorch file as float32 numpy arrays."""
     if weights.suffix == ".safetensors":
         from safetensors.numpy import load_file
 
-        return dict(load_file(str(weights))), config
+        try:
+            return dict(load_file(str(weights)))
+        except Exception as error:  # noqa: BLE001 - safetensors raises its own SafetensorError
+            raise ConfigError(
+                f"{weights} cannot be read ({str(error)[:120]}); it is damaged or cut short: "
+                "download it again."
+            ) from None
     try:
         import torch
     except ImportError:
@@ -77,8 +89,37 @@ def _load_state_dict(source) -> tuple[dict, dict]:
             f"{weights} is a PyTorch state dict; install torch to read it, or convert it to "
             "safetensors."
         ) from None
-    state = torch.load(str(weights), map_location="cpu", weights_only=True)
-    return {k: v.float().numpy() for k, v in state.items()}, config
+    try:
+        state = torch.load(str(weights), map_location="cpu", weights_only=True)
+    except Exception as error:  # noqa: BLE001 - pickle, zip and torch errors alike
+        raise ConfigError(
+            f"{weights} cannot be read ({str(error)[:120]}); it is damaged or cut short: "
+            "download it again."
+        ) from None
+    return {k: v.float().numpy() for k, v in state.items()}
+
+
+def _load_state_dict(source) -> tuple[dict, dict]:
+    """(state dict of numpy arrays, config.json dict) from a folder or a weights file."""
+    source = Path(source)
+    folder = source if source.is_dir() else source.parent
+    config = {}
+    if (folder / "config.json").exists():
+        config = _read_json(folder / "config.json", "model's config")
+        missing = [key for key in _REQUIRED if key not in config]
+        if missing:
+            raise ConfigError(
+                f"{folder / 'config.json'} has no {missing[0]!r}; it is not a complete "
+                "Hugging Face config: download it again."
+            )
+    files = (
+        [source]
+        if source.is_file()
+        else [p for p in (folder / "model.safetensors", folder / "pytorch_model.bin") if p.exists()]
+    )
+    if not files:
+        raise ConfigError(f"{source} holds neither model.safetensors nor pytorch_model.bin.")
+    return _read_weights(files[0]), config
 
 
 #: Hugging Face model types whose encoder is ELECTRA's discriminator encoder (BERT's layout:
@@ -240,15 +281,41 @@ def import_hugging_face(discriminator, generator=None, config: ElectraConfig | N
     return model
 
 
-def hugging_face_vocabulary(folder) -> tuple[str | None, bool]:
-    """(vocab.txt path or None, lower_case) of a Hugging Face folder (tokenizer_config.json)."""
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _recorded_casing(folder: Path) -> bool | None:
+    """tokenizer_config.json's `do_lower_case`, else tokenizer.json's normalizer's."""
+    if (folder / "tokenizer_config.json").exists():
+        settings = _read_json(folder / "tokenizer_config.json", "tokenizer's config")
+        if isinstance(settings.get("do_lower_case"), bool):
+            return settings["do_lower_case"]
+    if (folder / "tokenizer.json").exists():
+        normalizer = _read_json(folder / "tokenizer.json", "tokenizer").get("normalizer") or {}
+        if isinstance(normalizer.get("lowercase"), bool):
+            return normalizer["lowercase"]
+    return None
+
+
+def hugging_face_vocabulary(folder, log=_stderr) -> tuple[str | None, bool]:
+    """(vocab.txt path or None, lower_case) of a Hugging Face folder.
+
+    The casing is tokenizer_config.json's `do_lower_case`, else the `lowercase` of
+    tokenizer.json's normalizer. A folder that records neither is taken as lower-cased
+    (BERT's default, as `transformers` does), and `log` says so in one line.
+    """
     folder = Path(folder)
     folder = folder if folder.is_dir() else folder.parent
     vocab = folder / "vocab.txt"
-    lower = True
-    if (folder / "tokenizer_config.json").exists():
-        settings = json.loads((folder / "tokenizer_config.json").read_text())
-        lower = bool(settings.get("do_lower_case", True))
+    lower = _recorded_casing(folder)
+    if lower is None:
+        lower = True
+        log(
+            f"[import] {folder} records no casing (no do_lower_case in tokenizer_config.json, "
+            "no tokenizer.json); assuming lower-cased text, as BERT's uncased models: pass "
+            "--no-lower-case for a cased vocabulary."
+        )
     return (str(vocab) if vocab.exists() else None), lower
 
 
