@@ -20,6 +20,8 @@ from pathlib import Path
 
 import tensorflow as tf
 
+from electra_tf.io.durable import write_atomic
+
 __all__ = [
     "FEATURES",
     "DataError",
@@ -130,10 +132,10 @@ class Manifest:
             "special_ids": self.special_ids,
             "extra": self.extra,
         }
-        path = Path(self.folder) / MANIFEST
-        temporary = path.with_suffix(".json.tmp")
-        temporary.write_text(json.dumps(values, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        os.replace(temporary, path)
+        # Synced, renamed into place, the folder synced: a power cut leaves old or new.
+        write_atomic(
+            Path(self.folder) / MANIFEST, json.dumps(values, indent=2, sort_keys=True) + "\n"
+        )
 
 
 def resolve_files(spec: str) -> tuple[list[str], list[int] | None, Manifest | None]:
