@@ -350,3 +350,20 @@ def test_math_runs_in_graph_and_xla(jit):
     ids = tf.constant([[CLS, 10, 11, 12, 13, 14, SEP, PAD]] * 2)
     corrupted, labels = run(ids, tf.cast(ids != PAD, tf.int32))
     assert int(tf.reduce_sum(labels)) == 4  # 2 per row, each replaced by id 0 (differs)
+
+
+def test_cross_entropy_keeps_its_value_at_large_and_equal_logits():
+    # 97 equal logits: -log(1/97) = ln 97, whatever their value (the old sum lost it at -1e30).
+    for value in (0.0, -1e30, 1e30, 3e38):
+        ours = losses.sparse_softmax_cross_entropy(tf.fill([1, 97], value), tf.constant([3]))
+        assert abs(float(ours[0]) - np.log(97.0)) < 1e-6, value
+    # Shifting every logit leaves the float32 loss of the shifted (rounded) logits, as
+    # TensorFlow's op computes it (the old sum was 10.3 off at a shift of 1e9).
+    rng = np.random.default_rng(0)
+    base = rng.normal(scale=3.0, size=(8, 97)).astype(np.float32)
+    labels = rng.integers(0, 97, size=8)
+    for shift in (1e4, 1e9, -1e9, 1e30):
+        logits = tf.constant(base + np.float32(shift))
+        ours = losses.sparse_softmax_cross_entropy(logits, labels)
+        theirs = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-5)
