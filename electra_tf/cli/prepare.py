@@ -13,8 +13,15 @@ def add_parser(subparsers) -> None:
         help="turn a text corpus into a vocabulary and packed TFRecord examples",
         description="Reads a corpus (text files or folders, JSONL, or a TFDS dataset), learns or "
         "loads a WordPiece vocabulary, packs examples as the reference builder does and writes "
-        "sharded TFRecords with a manifest into --output-dir.",
+        "sharded TFRecords with a manifest into --output-dir, over --workers processes.",
     )
+    _add_input_flags(parser)
+    _add_output_flags(parser)
+    parser.set_defaults(handler=run)
+
+
+def _add_input_flags(parser) -> None:
+    """What to read: files and their layout, JSON Lines, or a TFDS dataset."""
     parser.add_argument(
         "--input",
         action="append",
@@ -43,6 +50,11 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         "--no-download", action="store_true", help="use only an already prepared TFDS dataset"
     )
+    parser.add_argument("--max-documents", type=int, help="read at most this many documents")
+
+
+def _add_output_flags(parser) -> None:
+    """What to write: the folder, the vocabulary, the packing, and how many processes."""
     parser.add_argument("--output-dir", required=True, help="the data folder to write")
     parser.add_argument(
         "--vocab-file",
@@ -71,14 +83,33 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         "--examples-per-shard", type=int, default=10_000, help="examples per TFRecord shard"
     )
-    parser.add_argument("--max-documents", type=int, help="read at most this many documents")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        metavar="N",
+        help="processes that tokenize and pack (default 0: one per available core); the "
+        "output is the same for every N",
+    )
+    parser.add_argument(
+        "--chunk-bytes",
+        type=int,
+        default=None,
+        metavar="BYTES",
+        help="text per unit of work (default 8 MiB); a different size packs differently",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    parser.set_defaults(handler=run)
 
 
 def run(args) -> int:
-    from electra_tf.data.corpus import corpus_sources
-    from electra_tf.data.prepare import prepare_corpus
+    import sys
+
+    from electra_tf.data.chunks import CHUNK_BYTES
+    from electra_tf.data.corpus import CorpusError, corpus_sources
+    from electra_tf.data.prepare import available_cores, prepare_corpus
+
+    if args.workers < 0 or (args.chunk_bytes is not None and args.chunk_bytes < 1):
+        raise CorpusError("--workers must be 0 (one per core) or more, --chunk-bytes 1 or more.")
 
     vocab_file, lower_case = args.vocab_file, None
     if vocab_file:
@@ -110,10 +141,15 @@ def run(args) -> int:
         examples_per_shard=args.examples_per_shard,
         max_documents=args.max_documents,
         progress=not args.quiet,
+        workers=args.workers or available_cores(),
+        chunk_bytes=args.chunk_bytes or CHUNK_BYTES,
     )
+    for note in result.stats.notes:
+        print(f"electra-tf prepare: note: {note}", file=sys.stderr)
     print_json(
         {
             "output_dir": str(args.output_dir),
+            "workers": result.workers,
             "examples": result.examples,
             "tokens": result.tokens,
             "shards": len(result.manifest.shards),

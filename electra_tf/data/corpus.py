@@ -1,10 +1,13 @@
 """Corpus readers: text files and folders, JSONL, TFDS; documents as lists of sentences.
 
-Every reader yields documents, each a list of sentences (strings). Input is
+Every source gives its input as a stream of pieces cut at document boundaries
+(`electra_tf.data.chunks`); `read_documents` turns them into documents, each a list
+of sentences (strings), by the layout (`electra_tf.data.documents`). Input is
 checked up front where it can be (a missing path, a folder with no text, an
 unknown TFDS name: one sentence each); what can only be found while reading
-(a line that is not UTF-8, an empty file, a line too long to be text, a JSON
-line without the field) is skipped and counted in `CorpusStats`, never fatal.
+(a line that is not UTF-8, an empty or binary file, a truncated archive, a line
+too long to be one sentence, a JSON line without the field) is skipped or adjusted
+and counted in `CorpusStats`, never fatal.
 
 Text layouts:
 
@@ -17,145 +20,35 @@ Text layouts:
 
 from __future__ import annotations
 
-import bz2
-import collections
 import dataclasses
-import gzip
-import json
 import os
 from pathlib import Path
 
+from electra_tf.data.chunks import CHUNK_BYTES, assemble_chunks, file_pieces, is_compressed
+from electra_tf.data.documents import (
+    MAX_LINE_CHARS,
+    CorpusError,
+    CorpusStats,
+    chunk_documents,
+)
 from electra_tf.data.sentences import split_sentences
 
 __all__ = [
     "CorpusError",
     "CorpusStats",
+    "MAX_LINE_CHARS",
     "TextSource",
     "JsonlSource",
     "TfdsSource",
     "split_sentences",
     "read_documents",
+    "corpus_chunks",
+    "sample_documents",
+    "input_bytes",
     "corpus_sources",
 ]
 
 TEXT_SUFFIXES = (".txt", ".text", ".md", ".rst", ".jsonl", ".json", ".raw", ".tokens", "")
-MAX_LINE_BYTES = 1_000_000  # a longer "line" is split at spaces into pieces of about this size
-
-
-class CorpusError(ValueError):
-    """A corpus that cannot be read at all, named in the message."""
-
-
-@dataclasses.dataclass
-class CorpusStats:
-    """What reading found; `skipped` counts each kind of unusable input."""
-
-    files: int = 0
-    documents: int = 0
-    sentences: int = 0
-    characters: int = 0
-    skipped: collections.Counter = dataclasses.field(default_factory=collections.Counter)
-    skipped_files: list = dataclasses.field(default_factory=list)  # binary or unreadable
-
-    def skip(self, reason: str, count: int = 1) -> None:
-        self.skipped[reason] += count
-
-    def to_dict(self) -> dict:
-        return {
-            "files": self.files,
-            "documents": self.documents,
-            "sentences": self.sentences,
-            "characters": self.characters,
-            "skipped": dict(sorted(self.skipped.items())),
-            "skipped_files": list(self.skipped_files),
-        }
-
-
-# Files -----------------------------------------------------------------------------------------
-
-
-def _open_binary(path: Path):
-    with open(path, "rb") as probe:
-        magic = probe.read(3)
-    if magic[:2] == b"\x1f\x8b":
-        return gzip.open(path, "rb")
-    if magic == b"BZh":
-        return bz2.open(path, "rb")
-    return open(path, "rb")
-
-
-def _looks_binary(head: bytes) -> bool:
-    """Whether the first bytes of a file are not text: a NUL byte, or mostly not UTF-8."""
-    if not head:
-        return False
-    if b"\x00" in head:
-        return True
-    decoded = head.decode("utf-8", errors="replace")
-    return decoded.count("\ufffd") > 0.1 * max(len(decoded), 1)
-
-
-def _split_long(raw: bytes) -> tuple[bytes, bytes]:
-    """(a piece ending after the last space, or at the last whole UTF-8 character; the rest)."""
-    cut = raw.rfind(b" ") + 1
-    if cut <= 0:
-        cut = len(raw)
-        for back in range(4):  # a UTF-8 character is at most 4 bytes
-            try:
-                raw[: len(raw) - back].decode("utf-8")
-            except UnicodeDecodeError:
-                continue
-            cut = len(raw) - back
-            break
-    return raw[:cut], raw[cut:]
-
-
-def _read_lines(path: Path, stats: CorpusStats):
-    """Decoded lines of a (possibly compressed) text file.
-
-    A file that is not text (a NUL byte or mostly undecodable bytes at its start) is
-    skipped whole and listed in `stats.skipped_files`; a line that is not UTF-8 is
-    skipped and counted; a line longer than `MAX_LINE_BYTES` is split at spaces into
-    pieces of at most that length (counted as `long_lines_split`).
-    """
-    try:
-        handle = _open_binary(path)
-    except OSError:
-        stats.skip("unreadable_files")
-        stats.skipped_files.append(str(path))
-        return
-    with handle:
-        try:
-            head = handle.peek(8192)[:8192] if hasattr(handle, "peek") else b""
-        except (OSError, EOFError):
-            head = b""
-        if _looks_binary(head):
-            stats.skip("binary_files")
-            stats.skipped_files.append(str(path))
-            return
-        empty, carry = True, b""
-        while True:
-            try:
-                raw = handle.readline(MAX_LINE_BYTES + 1)
-            except (OSError, EOFError):
-                stats.skip("truncated_or_corrupt_files")
-                stats.skipped_files.append(str(path))
-                return
-            if not raw and not carry:
-                break
-            raw, carry = carry + raw, b""
-            empty = False
-            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):  # the line goes on
-                head, rest = _split_long(raw[:MAX_LINE_BYTES])
-                raw, carry = head, rest + raw[MAX_LINE_BYTES:]
-                stats.skip("long_lines_split")
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                stats.skip("lines_not_utf8")
-                continue
-            yield line.rstrip("\r\n")
-    if empty:
-        stats.skip("empty_files")
 
 
 def _outside(files, folders) -> list[Path]:
@@ -188,8 +81,60 @@ def _text_files(paths, what: str) -> list[Path]:
     return files
 
 
+class _FileSource:
+    """What text and JSONL sources share: their files, cut into pieces by their layout."""
+
+    layout = "lines"
+    field = "text"
+
+    def exclude(self, folders) -> None:
+        """Leaves out the files inside `folders` (a prepare's own output, say)."""
+        self.files = _outside(self.files, folders)
+
+    def input_bytes(self) -> int:
+        """The files' size on disk."""
+        return sum(os.path.getsize(f) for f in self.files if os.path.exists(f))
+
+    def stream(self, target: int = CHUNK_BYTES):
+        """`(layout, field, pieces, stats)`: the files' pieces, read lazily (`assemble_chunks`)."""
+        stats = CorpusStats()
+        pieces = (p for f in self.files for p in file_pieces(f, self.layout, target, stats))
+        return self.layout, self.field, pieces, stats
+
+    def sample(self, budget: int, windows: int):
+        """A `stream` of about `budget` bytes from `windows` places spread over the files.
+
+        A window in a plain file starts at the first boundary after its offset; windows
+        in a compressed file are read together from its start.
+        """
+        sizes = [os.path.getsize(f) for f in self.files]
+        total, width = sum(sizes), max(budget // windows, 1)
+        if total <= budget:
+            return self.stream()
+        plan: dict[tuple[int, int], int] = {}
+        ends = [sum(sizes[: i + 1]) for i in range(len(sizes))]
+        for window in range(windows):
+            offset = window * total // windows
+            index = next(i for i, end in enumerate(ends) if end > offset)
+            local = offset - (ends[index] - sizes[index])
+            key = (index, 0 if is_compressed(self.files[index]) else local)
+            plan[key] = plan.get(key, 0) + width
+        stats = CorpusStats()
+        pieces = (p for key, wanted in plan.items() for p in self._window(*key, wanted, stats))
+        return self.layout, self.field, pieces, stats
+
+    def _window(self, index: int, start: int, wanted: int, stats):
+        for path in self.files[index:]:
+            for piece in file_pieces(path, self.layout, min(wanted, CHUNK_BYTES), stats, start):
+                yield piece
+                wanted -= len(piece[2])
+                if wanted <= 0:
+                    return
+            start = 0
+
+
 @dataclasses.dataclass
-class TextSource:
+class TextSource(_FileSource):
     """Plain text files or folders (recursively), in the "lines" or "files" layout."""
 
     paths: list
@@ -200,63 +145,17 @@ class TextSource:
             raise CorpusError(f"Unknown text layout {self.layout!r}: use 'lines' or 'files'.")
         self.files = _text_files(self.paths, "*.txt, *.gz, *.bz2 or files without a suffix")
 
-    def exclude(self, folders) -> None:
-        """Leaves out the files inside `folders` (a prepare's own output, say)."""
-        self.files = _outside(self.files, folders)
-
-    def documents(self, stats: CorpusStats):
-        for path in self.files:
-            stats.files += 1
-            if self.layout == "files":
-                lines = list(_read_lines(path, stats))
-                sentences = split_sentences("\n".join(lines))
-                if sentences:
-                    yield sentences
-                continue
-            document = []
-            for line in _read_lines(path, stats):
-                line = line.strip()
-                if line:
-                    document.append(line)
-                elif document:
-                    yield document
-                    document = []
-            if document:
-                yield document
-
 
 @dataclasses.dataclass
-class JsonlSource:
+class JsonlSource(_FileSource):
     """JSON Lines files: one object per line, the document text under `field`."""
 
     paths: list
     field: str = "text"
+    layout = "jsonl"
 
     def __post_init__(self):
         self.files = _text_files(self.paths, "*.jsonl")
-
-    def exclude(self, folders) -> None:
-        """Leaves out the files inside `folders` (a prepare's own output, say)."""
-        self.files = _outside(self.files, folders)
-
-    def documents(self, stats: CorpusStats):
-        for path in self.files:
-            stats.files += 1
-            for line in _read_lines(path, stats):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError:
-                    stats.skip("lines_not_json")
-                    continue
-                text = record.get(self.field) if isinstance(record, dict) else None
-                if not isinstance(text, str):
-                    stats.skip(f"records_without_{self.field}")
-                    continue
-                sentences = split_sentences(text)
-                if sentences:
-                    yield sentences
 
 
 @dataclasses.dataclass
@@ -295,38 +194,83 @@ class TfdsSource:
                 f"(splits: {', '.join(splits)})."
             )
 
-    def documents(self, stats: CorpusStats):
+    def input_bytes(self) -> int | None:
+        """Unknown before reading (None)."""
+        return None
+
+    def stream(self, target: int = CHUNK_BYTES):
+        """`(layout, field, pieces, stats)`: each record's text is one piece ("texts")."""
+        stats = CorpusStats()
+        return "texts", self.feature, self._records(stats), stats
+
+    def sample(self, budget: int, windows: int):
+        """The first records, about `budget` characters of them."""
+        layout, field, pieces, stats = self.stream()
+
+        def first():
+            taken = 0
+            for piece in pieces:
+                yield piece
+                taken += len(piece[2])
+                if taken >= budget:
+                    return
+
+        return layout, field, first(), stats
+
+    def _records(self, stats: CorpusStats):
         if self.download and not self._prepared():
             self.builder.download_and_prepare()
         dataset = self.builder.as_dataset(split=self.split, shuffle_files=False)
         stats.files += 1
-        for example in dataset.as_numpy_iterator():
+        for number, example in enumerate(dataset.as_numpy_iterator()):
             value = example[self.feature]
             try:
                 text = value.decode("utf-8") if isinstance(value, bytes) else str(value)
             except UnicodeDecodeError:
                 stats.skip("records_not_utf8")
                 continue
-            sentences = split_sentences(text)
-            if sentences:
-                yield sentences
-            else:
-                stats.skip("empty_records")
+            yield self.name, "utf-8", text, number
 
     def _prepared(self) -> bool:
         return os.path.exists(os.path.join(self.builder.data_dir, "dataset_info.json"))
 
 
-def read_documents(sources, stats: CorpusStats, max_documents: int | None = None):
-    """Documents from every source in order; `stats` counts what was read and skipped."""
-    for source in sources:
-        for document in source.documents(stats):
+def corpus_chunks(sources, target: int = CHUNK_BYTES):
+    """The sources' input as `Chunk`s of at least `target` bytes, in order."""
+    return assemble_chunks((source.stream(target) for source in sources), target)
+
+
+def input_bytes(sources) -> int | None:
+    """The input's size on disk (compressed files as they are), or None when unknown."""
+    sizes = [source.input_bytes() for source in sources]
+    return None if None in sizes else sum(sizes)
+
+
+def _documents(chunks, stats: CorpusStats, max_documents: int | None):
+    for chunk in chunks:
+        stats.merge(chunk.stats)
+        for document in chunk_documents(chunk, stats):
             stats.documents += 1
             stats.sentences += len(document)
             stats.characters += sum(len(s) for s in document)
             yield document
             if max_documents is not None and stats.documents >= max_documents:
                 return
+
+
+def read_documents(sources, stats: CorpusStats, max_documents: int | None = None):
+    """Documents from every source in order; `stats` counts what was read and skipped."""
+    yield from _documents(corpus_chunks(sources), stats, max_documents)
+
+
+def sample_documents(sources, stats: CorpusStats, budget: int, windows: int = 64):
+    """Documents from about `budget` bytes of the input, in `windows` places spread evenly.
+
+    The whole input when it is no larger; reading time does not grow with the input.
+    """
+    budgets = [budget // len(sources)] * len(sources)
+    streams = (s.sample(b, windows) for s, b in zip(sources, budgets, strict=True))
+    yield from _documents(assemble_chunks(streams, CHUNK_BYTES), stats, None)
 
 
 def corpus_sources(

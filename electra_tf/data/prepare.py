@@ -2,155 +2,116 @@
 
 `prepare_corpus(sources, output_dir, ...)` is what `electra-tf prepare` runs:
 
-1. the vocabulary: a given vocab.txt (checked), or one learned from the corpus
-   with tensorflow-text's WordPiece learner;
-2. documents are read (one whose text repeats an earlier one exactly is dropped
-   and counted), split into sentences, tokenized in the graph
-   (`ElectraTokenizer`) and packed as the reference builder does (`ExampleBuilder`);
-3. examples are written in order into shards of `examples_per_shard`;
-4. `manifest.json` lists the shards with their example counts, the
-   vocabulary and its special ids; `unigram_counts.npy` holds token
-   frequencies (for the unigram-generator ablation); `prepare_report.json`
-   holds what was read and skipped, and the timing.
+1. the vocabulary: a given vocab.txt (checked), or one learned with tensorflow-text's
+   WordPiece learner from a sample of the corpus: at most `VOCAB_SAMPLE_BYTES` (64 MB)
+   from 64 places spread evenly over the input, and at most `vocab_sentences` sentences
+   of it, so its time does not grow with the corpus;
+2. the input is cut into chunks of whole documents (`electra_tf.data.chunks`), the
+   same cuts for any number of workers; `workers` processes (or this one) turn each
+   chunk into packed examples (`chunk_work.ChunkWork`: documents, sentences, graph
+   tokenization, the reference's `ExampleBuilder` seeded by the seed and the chunk's
+   number) written into the chunk's own shards of at most `examples_per_shard`; a
+   document whose text repeats an earlier one exactly is dropped and counted, in
+   chunk order (`workers.Ledger`);
+3. the shards are numbered in chunk order (`pretrain-00000.tfrecord`, ...);
+   `manifest.json` lists them with their example counts, the vocabulary and its special
+   ids; `unigram_counts.npy` holds token frequencies (for the unigram-generator
+   ablation); `prepare_report.json` holds what was read, skipped and adjusted, and the
+   timing.
 
-Everything is written into a hidden scratch folder beside the output and moved into
-place only when shards, vocabulary, counts, manifest and report are complete, so an
-interrupted or failed run leaves the previous output exactly as it was; the output
-folder (and the scratch) is never read as input. What is written is a deterministic
-function of the input and the seed: re-running on the same input gives byte-identical
-shards.
+Shards, vocabulary, counts and manifest are a deterministic function of the input,
+the options and the seed, byte for byte, whatever `workers` is. Everything is written
+into a hidden scratch folder beside the output (never trusted by a later run) and
+swapped into place in one atomic rename only when complete (`electra_tf.io.folders`),
+with a lock on the output folder against a second prepare; an interrupted or failed
+run leaves the previous output exactly as it was. The output folder (and the scratch)
+is never read as input.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import itertools
 import json
 import os
 import shutil
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
-import tensorflow as tf
 
-from electra_tf.data.corpus import CorpusError, CorpusStats, read_documents
-from electra_tf.data.packing import ExampleBuilder
-from electra_tf.data.tfrecords import Manifest, serialize_example
-from electra_tf.data.tokenizer import ElectraTokenizer
+from electra_tf.data.chunk_work import ChunkSettings
+from electra_tf.data.chunks import CHUNK_BYTES
+from electra_tf.data.corpus import (
+    CorpusError,
+    CorpusStats,
+    corpus_chunks,
+    input_bytes,
+    sample_documents,
+)
+from electra_tf.data.shards import SHARD_PATTERN, ShardWriter
+from electra_tf.data.tfrecords import Manifest
 from electra_tf.data.vocabulary import (
     learn_vocabulary,
     read_vocabulary,
     special_ids,
     write_vocabulary,
 )
+from electra_tf.data.workers import ChunkFailed, Ledger, RunTiming, run_chunks
+from electra_tf.io.folders import FolderBusy, folder_lock, recover_folder, swap_folder
 
-__all__ = ["PrepareResult", "prepare_corpus", "ShardWriter", "UNIGRAM_FILE"]
+__all__ = [
+    "PrepareResult",
+    "prepare_corpus",
+    "available_cores",
+    "ShardWriter",
+    "UNIGRAM_FILE",
+    "VOCAB_SAMPLE_BYTES",
+]
 
 UNIGRAM_FILE = "unigram_counts.npy"
-SHARD_PATTERN = "pretrain-{:05d}.tfrecord"
+VOCAB_SAMPLE_BYTES = 64 << 20
 
 
 @dataclasses.dataclass
 class PrepareResult:
+    """What `prepare_corpus` wrote and read, and how long it took."""
+
     manifest: Manifest
     stats: CorpusStats
     examples: int
     tokens: int
     seconds: float
+    workers: int = 1
+    timing: RunTiming = dataclasses.field(default_factory=RunTiming)
 
 
-class ShardWriter:
-    """Writes serialized examples into consecutive shards of a fixed size.
+@dataclasses.dataclass(frozen=True)
+class _Plan:
+    """`prepare_corpus`'s options, in one value."""
 
-    A shard is written as `<name>.tmp` and renamed when it is full (or at
-    `close`), so only complete shards carry final names.
-    """
-
-    def __init__(self, folder, examples_per_shard: int):
-        self.folder = Path(folder)
-        self.per_shard = examples_per_shard
-        self.shards: list[tuple[str, int]] = []
-        self._writer = None
-        self._name = None
-        self._count = 0
-
-    def write(self, serialized: bytes) -> None:
-        if self._writer is None:
-            self._name = SHARD_PATTERN.format(len(self.shards))
-            self._writer = tf.io.TFRecordWriter(str(self.folder / (self._name + ".tmp")))
-            self._count = 0
-        self._writer.write(serialized)
-        self._count += 1
-        if self._count == self.per_shard:
-            self._finish_shard()
-
-    def _finish_shard(self) -> None:
-        self._writer.close()
-        os.replace(self.folder / (self._name + ".tmp"), self.folder / self._name)
-        self.shards.append((self._name, self._count))
-        self._writer = None
-
-    def close(self) -> list[tuple[str, int]]:
-        if self._writer is not None:
-            self._finish_shard()
-        return self.shards
+    vocab_file: str | None
+    vocabulary_size: int
+    lower_case: bool
+    strip_accents: bool
+    sequence_length: int
+    seed: int
+    examples_per_shard: int
+    max_documents: int | None
+    vocab_sentences: int
+    progress: bool
+    deduplicate: bool
+    workers: int
+    chunk_bytes: int
 
 
-def _progress(enabled: bool):
-    if not enabled:
-        return None
-    from tqdm.auto import tqdm
-
-    return tqdm(unit=" docs", desc="prepare", dynamic_ncols=True, mininterval=0.5)
-
-
-def _vocabulary(
-    sources,
-    output_dir: Path,
-    vocab_file,
-    vocabulary_size,
-    lower_case,
-    strip_accents,
-    vocab_sentences,
-    max_documents,
-) -> list[str]:
-    target = output_dir / "vocab.txt"
-    if vocab_file:
-        tokens = read_vocabulary(vocab_file)
-        if Path(vocab_file).resolve() != target.resolve():
-            write_vocabulary(tokens, target)
-        return tokens
-    stats = CorpusStats()
-
-    def sentences():
-        count = 0
-        for document in read_documents(sources, stats, max_documents):
-            for sentence in document:
-                yield sentence
-                count += 1
-                if count >= vocab_sentences:
-                    return
-
-    stream = sentences()
-    first = next(stream, None)
-    nothing = (
-        "No usable text to learn a vocabulary from "
-        f"(read {stats.files} files, skipped {dict(stats.skipped) or 'nothing'})."
-    )
-    if first is None:
-        raise CorpusError(nothing)
+def available_cores() -> int:
+    """The CPU cores this process may run on (its affinity), at least 1."""
     try:
-        tokens = learn_vocabulary(
-            itertools.chain([first], stream), vocabulary_size, lower_case, strip_accents
-        )
-    except (StopIteration, RuntimeError, ValueError):  # the learner found no word to count
-        raise CorpusError(nothing) from None
-    if len(tokens) <= 5:
-        raise CorpusError(nothing)
-    write_vocabulary(tokens, target)
-    return tokens
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
 
 
 def prepare_corpus(
@@ -168,73 +129,51 @@ def prepare_corpus(
     vocab_sentences: int = 1_000_000,
     progress: bool = True,
     deduplicate: bool = True,
+    workers: int = 1,
+    chunk_bytes: int = CHUNK_BYTES,
 ) -> PrepareResult:
-    """Writes a data folder for `electra-tf pretrain` (see the module docstring).
+    """Writes a data folder for `electra-tf pretrain` (module docstring); a `PrepareResult`.
 
     Args:
         sources: corpus sources (`TextSource`, `JsonlSource`, `TfdsSource`), already
             checked (their constructors fail on missing paths or names).
         output_dir: the data folder to write.
-        vocab_file: an existing vocab.txt; None learns one of `vocabulary_size`.
+        vocab_file: an existing vocab.txt; None learns one of `vocabulary_size` from at
+            most `vocab_sentences` sentences.
         lower_case, strip_accents: text normalization (uncased BERT: both on).
-        sequence_length: the packed example length.
-        seed: the packing seed.
-        examples_per_shard: shard size.
+        sequence_length, seed: the packed example length, the packing seed.
+        examples_per_shard: the most examples in a shard (each chunk starts a shard).
         max_documents: read at most this many documents.
-        vocab_sentences: sentences used to learn a vocabulary.
-        progress: show a progress bar.
+        progress: show a progress bar (MB/s, tokens/s, ETA).
         deduplicate: drop documents whose text repeats an earlier one exactly (counted
-            as `duplicate_documents` in the report's skipped counts), so a held-out shard
-            never shares a document with the training shards.
-
-    Returns:
-        `PrepareResult`.
+            as `duplicate_documents`), so a held-out shard shares no document with training.
+        workers: processes that tokenize and pack (1: this process). More than 1 spawns
+            them, so a script calling this must do it under `if __name__ == "__main__":`.
+        chunk_bytes: text per chunk (the unit of work); changing it changes the output.
 
     Raises:
-        CorpusError: no usable text, an output folder holding other files, or a write
-            that failed (disk full, read-only); the previous output is left as it was.
+        CorpusError: no usable text, an output folder holding other files or being
+            written by another prepare, a failed or killed worker, or a write that
+            failed (disk full, read-only); the previous output is left as it was.
     """
     started = time.perf_counter()
     output_dir = Path(output_dir)
-    _check_replaceable(output_dir)
-    scratch = output_dir.with_name(f".{output_dir.name}.prepare-tmp")
-    shutil.rmtree(scratch, ignore_errors=True)
-    for source in sources:  # the output is never read as input
-        if hasattr(source, "exclude"):
-            source.exclude(
-                [output_dir, scratch, output_dir.with_name(f".{output_dir.name}.prepare-old")]
-            )
+    strip = lower_case if strip_accents is None else strip_accents
+    plan = _Plan(
+        str(vocab_file) if vocab_file else None, vocabulary_size, lower_case, strip,
+        sequence_length, seed, examples_per_shard, max_documents, vocab_sentences,
+        progress, deduplicate, max(1, int(workers)), chunk_bytes,
+    )  # fmt: skip
     try:
-        scratch.mkdir(parents=True)
-        result = _prepare_into(
-            scratch,
-            sources,
-            vocab_file=vocab_file,
-            vocabulary_size=vocabulary_size,
-            lower_case=lower_case,
-            strip_accents=strip_accents,
-            sequence_length=sequence_length,
-            seed=seed,
-            examples_per_shard=examples_per_shard,
-            max_documents=max_documents,
-            vocab_sentences=vocab_sentences,
-            progress=progress,
-            deduplicate=deduplicate,
-        )
-    except (OSError, tf.errors.OpError) as error:
-        shutil.rmtree(scratch, ignore_errors=True)
-        reason = getattr(error, "strerror", None) or getattr(error, "message", None) or error
-        kept = "the previous output is unchanged" if output_dir.exists() else "nothing was kept"
-        raise CorpusError(
-            f"Could not write the data folder {output_dir} ({reason}); free space or choose a "
-            f"writable --output-dir ({kept})."
-        ) from None
-    except BaseException:
-        shutil.rmtree(scratch, ignore_errors=True)
-        raise
-    _swap_into_place(scratch, output_dir)
-    manifest = dataclasses.replace(result.manifest, folder=str(output_dir))
-    return dataclasses.replace(result, manifest=manifest, seconds=time.perf_counter() - started)
+        with folder_lock(output_dir, "electra-tf prepare"):
+            recover_folder(output_dir)  # a swap killed between its two renames
+            _check_replaceable(output_dir)
+            result = _prepare_locked(sources, output_dir, plan)
+    except FolderBusy as error:
+        raise CorpusError(f"{error}; wait for it to end or choose another --output-dir.") from None
+    except OSError as error:  # the lock file itself could not be written
+        raise _failure(error, output_dir) from None
+    return dataclasses.replace(result, seconds=time.perf_counter() - started)
 
 
 #: What a prepare folder holds; a folder with anything else is not replaced.
@@ -260,133 +199,167 @@ def _check_replaceable(output_dir: Path) -> None:
         )
 
 
-def _swap_into_place(scratch: Path, output_dir: Path) -> None:
-    """Moves the finished `scratch` to `output_dir`, replacing a previous output."""
-    old = output_dir.with_name(f".{output_dir.name}.prepare-old")
-    shutil.rmtree(old, ignore_errors=True)
-    if output_dir.exists():
-        os.replace(output_dir, old)
-    os.replace(scratch, output_dir)
-    shutil.rmtree(old, ignore_errors=True)
-
-
-def _prepare_into(
-    output_dir: Path,
-    sources,
-    *,
-    vocab_file,
-    vocabulary_size,
-    lower_case,
-    strip_accents,
-    sequence_length,
-    seed,
-    examples_per_shard,
-    max_documents,
-    vocab_sentences,
-    progress,
-    deduplicate,
-) -> PrepareResult:
-    """`prepare_corpus`'s work, written into the (scratch) folder `output_dir`."""
-    started = time.perf_counter()
-    strip = lower_case if strip_accents is None else strip_accents
-    tokens = _vocabulary(
-        sources,
-        output_dir,
-        vocab_file,
-        vocabulary_size,
-        lower_case,
-        strip,
-        vocab_sentences,
-        max_documents,
+def _failure(error: BaseException, output_dir: Path) -> CorpusError:
+    """The one sentence for a failed prepare (the previous output is always kept)."""
+    kept = "the previous output is unchanged" if output_dir.exists() else "nothing was kept"
+    if isinstance(error, ChunkFailed) and not error.is_io:
+        return CorpusError(f"Preparing {error.where} failed ({error.reason}); {kept}.")
+    reason = getattr(error, "reason", None) or getattr(error, "strerror", None) or error
+    where = f" while packing {error.where}" if isinstance(error, ChunkFailed) else ""
+    return CorpusError(
+        f"Could not write the data folder {output_dir} ({reason}){where}; free space or "
+        f"choose a writable --output-dir ({kept})."
     )
-    ids = special_ids(tokens)
-    tokenizer = ElectraTokenizer(
-        output_dir / "vocab.txt", lower_case=lower_case, strip_accents=strip
-    )
-    tokenize = tf.function(tokenizer.tokenize, input_signature=[tf.TensorSpec([None], tf.string)])
-    builder = ExampleBuilder(sequence_length, ids["cls"], ids["sep"], seed=seed, pad_id=ids["pad"])
-    writer = ShardWriter(output_dir, examples_per_shard)
-    unigram = np.zeros(len(tokens), np.int64)
-    stats = CorpusStats()
-    examples = total_tokens = 0
-    bar = _progress(progress)
 
-    def emit(example):
-        nonlocal examples, total_tokens
-        if example is None:
-            return
-        input_ids, input_mask, segment_ids = example
-        writer.write(serialize_example(input_ids, input_mask, segment_ids))
-        real = np.asarray(input_ids[: sum(input_mask)])
-        np.add.at(unigram, real, 1)
-        examples += 1
-        total_tokens += len(real)
 
-    def flush(documents):
-        sentences = [s for document in documents for s in document]
-        if not sentences:
-            return
-        token_lists = tokenize(tf.constant(sentences)).to_list()
-        position = 0
-        for document in documents:
-            for sentence_ids in token_lists[position : position + len(document)]:
-                emit(builder.add_sentence(sentence_ids))
-            position += len(document)
-            emit(builder.end_document())
-        if bar is not None:
-            bar.update(len(documents))
-            bar.set_postfix(tokens=f"{total_tokens:,}", examples=f"{examples:,}", refresh=False)
-
-    buffer, buffered = [], 0
-    seen: set[bytes] = set()
+def _prepare_locked(sources, output_dir: Path, plan: _Plan) -> PrepareResult:
+    """Writes into a fresh scratch folder and swaps it in; holds the output's lock."""
+    scratch = output_dir.with_name(f".{output_dir.name}.prepare-tmp")
+    shutil.rmtree(scratch, ignore_errors=True)  # a killed run's: never trusted
+    for source in sources:  # the output is never read as input
+        if hasattr(source, "exclude"):
+            source.exclude([output_dir, scratch, output_dir.with_name(f".{output_dir.name}.old")])
     try:
-        for document in read_documents(sources, stats, max_documents):
-            if deduplicate:
-                digest = hashlib.blake2b("\n".join(document).encode("utf-8"), digest_size=16)
-                if digest.digest() in seen:
-                    stats.skip("duplicate_documents")
-                    continue
-                seen.add(digest.digest())
-            buffer.append(document)
-            buffered += len(document)
-            if buffered >= 4096:
-                flush(buffer)
-                buffer, buffered = [], 0
-        flush(buffer)
-    finally:
-        if bar is not None:
-            bar.close()
-    shards = writer.close()
+        scratch.mkdir(parents=True)
+        result = _prepare_into(scratch, sources, plan)
+    except (OSError, ChunkFailed) as error:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise _failure(error, output_dir) from None
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    swap_folder(scratch, output_dir)
+    manifest = dataclasses.replace(result.manifest, folder=str(output_dir))
+    return dataclasses.replace(result, manifest=manifest)
+
+
+def _vocabulary(sources, folder: Path, plan: _Plan) -> tuple[list[str], dict]:
+    """The vocabulary written to `folder/vocab.txt`, and what it came from (for the report)."""
+    target = folder / "vocab.txt"
+    if plan.vocab_file:
+        tokens = read_vocabulary(plan.vocab_file)
+        write_vocabulary(tokens, target)
+        return tokens, {"file": plan.vocab_file}
+    stats = CorpusStats()
+    documents = sample_documents(sources, stats, VOCAB_SAMPLE_BYTES)
+    sentences = itertools.islice((s for d in documents for s in d), plan.vocab_sentences)
+    counted = [0]
+
+    def counting():
+        for sentence in sentences:
+            counted[0] += 1
+            yield sentence
+
+    nothing = (
+        "No usable text to learn a vocabulary from "
+        f"(read {stats.files} files, skipped {dict(stats.skipped) or 'nothing'})."
+    )
+    try:
+        tokens = learn_vocabulary(
+            counting(), plan.vocabulary_size, plan.lower_case, plan.strip_accents
+        )
+    except (StopIteration, RuntimeError, ValueError):  # the learner found no word to count
+        raise CorpusError(nothing) from None
+    if len(tokens) <= 5:
+        raise CorpusError(nothing)
+    write_vocabulary(tokens, target)
+    return tokens, {"learned_from_sentences": counted[0], "sample_bytes": VOCAB_SAMPLE_BYTES}
+
+
+class _Unigram:
+    """Token counts summed as chunks finish (in any order: the sum is the same)."""
+
+    def __init__(self, size: int):
+        self.counts, self.tokenized = np.zeros(size, np.int64), 0
+
+    def __call__(self, result) -> None:
+        self.counts += result.unigram
+        result.unigram = None
+        self.tokenized += result.tokenized
+
+
+def _prepare_into(scratch: Path, sources, plan: _Plan) -> PrepareResult:
+    """`prepare_corpus`'s work, written into the scratch folder."""
+    started = time.perf_counter()
+    tokens, vocabulary = _vocabulary(sources, scratch, plan)
+    settings = ChunkSettings(
+        str(scratch), str(scratch / "vocab.txt"), plan.lower_case, plan.strip_accents,
+        plan.sequence_length, plan.seed, plan.examples_per_shard, plan.deduplicate,
+    )  # fmt: skip
+    ledger, unigram = Ledger(plan.deduplicate, plan.max_documents), _Unigram(len(tokens))
+    results, timing = run_chunks(
+        corpus_chunks(sources, plan.chunk_bytes),
+        settings,
+        plan.workers,
+        ledger,
+        progress=(plan.progress, input_bytes(sources)),
+        on_result=unigram,
+    )
+    last = max(results, default=-1) if ledger.last_index is None else ledger.last_index
+    shards, stats = _number_shards(scratch, [results[i] for i in range(last + 1)])
+    examples = sum(count for _, count in shards)
     if examples == 0:
-        for name, _ in shards:
-            (output_dir / name).unlink(missing_ok=True)
         raise CorpusError(
             f"No usable text in the input: read {stats.files} files and {stats.documents} "
             f"documents, skipped {dict(stats.skipped) or 'nothing'}."
         )
-    np.save(output_dir / UNIGRAM_FILE, unigram)
-    manifest = Manifest(
-        folder=str(output_dir),
-        sequence_length=sequence_length,
-        shards=tuple(shards),
-        vocab_file="vocab.txt",
-        vocabulary_size=len(tokens),
-        special_ids=ids,
-        extra={
-            "lower_case": lower_case,
-            "strip_accents": strip,
-            "seed": seed,
-            "tokens": total_tokens,
-            "unigram_counts": UNIGRAM_FILE,
-        },
-    )
+    np.save(scratch / UNIGRAM_FILE, unigram.counts)
+    manifest = _manifest(scratch, plan, tokens, shards, int(unigram.counts.sum()))
     manifest.write()
     seconds = time.perf_counter() - started
     report = {
         "examples": examples,
-        "tokens": total_tokens,
+        "tokens": manifest.extra["tokens"],
+        "tokenized": unigram.tokenized,
+        "shards": len(shards),
         "seconds": round(seconds, 1),
+        "workers": plan.workers,
+        "timing": {k: round(v, 2) for k, v in dataclasses.asdict(timing).items()},
+        "peak_rss_mb": _peak_memory(),
+        "vocabulary": vocabulary,
         "corpus": stats.to_dict(),
     }
-    (output_dir / "prepare_report.json").write_text(json.dumps(report, indent=2) + "\n")
-    return PrepareResult(manifest, stats, examples, total_tokens, seconds)
+    (scratch / "prepare_report.json").write_text(json.dumps(report, indent=2) + "\n")
+    tokens_written = manifest.extra["tokens"]
+    return PrepareResult(manifest, stats, examples, tokens_written, seconds, plan.workers, timing)
+
+
+def _manifest(folder: Path, plan: _Plan, tokens: list, shards: list, count: int) -> Manifest:
+    return Manifest(
+        folder=str(folder),
+        sequence_length=plan.sequence_length,
+        shards=tuple(shards),
+        vocab_file="vocab.txt",
+        vocabulary_size=len(tokens),
+        special_ids=special_ids(tokens),
+        extra={
+            "lower_case": plan.lower_case,
+            "strip_accents": plan.strip_accents,
+            "seed": plan.seed,
+            "tokens": count,
+            "unigram_counts": UNIGRAM_FILE,
+        },
+    )
+
+
+def _peak_memory() -> dict:
+    """Peak resident memory (MB) of this process and of its largest finished child."""
+    import resource
+
+    mb = 1024 if sys.platform != "darwin" else 1024 * 1024  # ru_maxrss: KB (macOS: bytes)
+    return {
+        "main": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / mb),
+        "largest_worker": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / mb),
+    }
+
+
+def _number_shards(scratch: Path, results) -> tuple[list, CorpusStats]:
+    """Renames every chunk's shards to `pretrain-NNNNN.tfrecord` in chunk order."""
+    shards, stats = [], CorpusStats()
+    for result in results:
+        stats.merge(result.stats)
+        for name, count in result.shards:
+            final = SHARD_PATTERN.format(len(shards))
+            os.replace(scratch / name, scratch / final)
+            shards.append((final, count))
+    return shards, stats

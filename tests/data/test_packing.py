@@ -98,3 +98,50 @@ def test_every_example_fits(max_length):
     examples = [b.add_sentence([7] * n) for n in (1, 50, 3, 200, 2, 2, 2, 90)] + [b.end_document()]
     for example in filter(None, examples):
         assert len(example[0]) == max_length and example[0].count(SEP) in (1, 2)
+
+
+def test_examples_serialize_as_protobuf_does_deterministically():
+    import numpy as np
+    import tensorflow as tf
+
+    from electra_tf.data.shards import serialize_examples
+
+    def protobuf(*columns):
+        features = {
+            name: tf.train.Feature(int64_list=tf.train.Int64List(value=[int(v) for v in values]))
+            for name, values in zip(("input_ids", "input_mask", "segment_ids"), columns)
+        }
+        example = tf.train.Example(features=tf.train.Features(feature=features))
+        return example.SerializeToString(deterministic=True)
+
+    rng = np.random.default_rng(0)
+    for top, length in ((2, 8), (128, 5), (30_522, 128), (2**21 + 5, 64), (2**40, 3)):
+        ids = rng.integers(0, top, size=(20, length))
+        mask = (rng.random((20, length)) < 0.8).astype(np.int64)
+        segments = rng.integers(0, 2, size=(20, length))
+        records = serialize_examples(ids, mask, segments)
+        assert records == [protobuf(*row) for row in zip(ids, mask, segments)], top
+    assert serialize_examples(np.zeros((0, 4)), np.zeros((0, 4)), np.zeros((0, 4))) == []
+
+
+def test_verdicts_do_not_depend_on_the_order_digests_come_in():
+    import random
+
+    from electra_tf.data.workers import Ledger
+
+    rng = random.Random(5)
+    chunks = [[bytes([rng.randrange(12)]) for _ in range(rng.randrange(0, 6))] for _ in range(30)]
+    for deduplicate, most in ((True, None), (True, 40), (False, 17)):
+        in_order = Ledger(deduplicate, most)
+        expected = [v for i, digests in enumerate(chunks) for v in in_order.offer(i, digests)]
+        shuffled, decided = Ledger(deduplicate, most), []
+        for i in rng.sample(range(len(chunks)), len(chunks)):
+            decided += shuffled.offer(i, chunks[i])
+        assert decided == expected and shuffled.last_index == in_order.last_index
+        counted = sum(v.counted for _, v in expected)
+        assert counted == min(sum(map(len, chunks)), most or 10**9)
+        kept = [d for i, v in expected for n, d in enumerate(chunks[i][: v.counted])
+                if n not in v.dropped]  # fmt: skip
+        if deduplicate:  # the first of each digest, in reading order
+            first = list(dict.fromkeys(d for c in chunks for d in c))
+            assert kept == [d for d in first if d in set(sum(chunks, [])[:counted])]

@@ -1,5 +1,6 @@
 """prepare: corpus -> vocabulary + shards + manifest, deterministic, and pretrain-ready."""
 
+import gzip
 import hashlib
 import json
 import subprocess
@@ -137,7 +138,7 @@ def test_given_vocabulary_and_a_corpus_with_no_usable_text(tmp_path):
 
 def test_prepare_cli_reports_skips_and_errors(tmp_path):
     corpus = _corpus(tmp_path / "corpus", documents=6)
-    (corpus / "broken.txt").write_bytes(b"ok line.\n\xc3\x28 bad utf8\n")
+    (corpus / "broken.txt").write_bytes(b"ok caf\xc3\xa9.\n\xc3\x28 bad utf8\n")  # UTF-8
     out = tmp_path / "data"
     run = subprocess.run(
         [
@@ -177,3 +178,44 @@ def test_prepare_cli_reports_skips_and_errors(tmp_path):
     )
     assert missing.returncode == 2 and "does not exist" in missing.stderr
     assert "Traceback" not in missing.stderr
+
+
+def _tree(folder):
+    """Every file's digest; the report without its timing."""
+    digests = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.iterdir()}
+    report = json.loads((folder / "prepare_report.json").read_text())
+    digests["prepare_report.json"] = (report["examples"], report["tokens"], report["corpus"])
+    return digests
+
+
+def test_the_output_is_byte_identical_for_any_number_of_workers(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for f in range(6):
+        blocks = ["\n".join(SENTENCES[(f + d + k) % 8] + f" ({f}.{d})" for k in range(1 + d % 4))
+                  for d in range(25)]  # fmt: skip
+        blocks[3] = blocks[20] = "\n".join(SENTENCES)  # the same document, in every file
+        (corpus / f"part{f}.txt").write_text("\n\n".join(blocks) + "\n")
+    with gzip.open(corpus / "zipped.txt.gz", "wt") as handle:
+        handle.write("\n".join(SENTENCES) + "\n\nA last document here.\n")
+    (corpus / "latin1.txt").write_bytes(b"The caf\xe9 opens early.\nPeople queue.\n")
+    runs = {}
+    for workers, max_documents in ((1, None), (1, 130), (3, 130)):
+        out = tmp_path / f"data-{workers}-{max_documents}"
+        result = prepare_corpus(
+            [TextSource([str(corpus)])], out, vocabulary_size=90, sequence_length=24,
+            examples_per_shard=9, progress=False, workers=workers, max_documents=max_documents,
+            chunk_bytes=1500,
+        )  # fmt: skip
+        runs[workers, max_documents] = _tree(out)
+        assert result.workers == workers and len(result.manifest.shards) > 6
+    assert runs[1, 130] == runs[3, 130]  # shards, vocabulary, counts, manifest, stats
+    # Files in order: latin1.txt (1 document), part0-5.txt (25 each, the 4th and 21st the
+    # same document), zipped.txt.gz (that document again, and one more).
+    (_, _, limited) = runs[3, 130]["prepare_report.json"]
+    assert limited["documents"] == 130  # 1 + 4 x 25 + 4 of part5.txt: repeats 1 + 8 + 1
+    assert limited["skipped"] == {"duplicate_documents": 10}
+    (_, _, everything) = runs[1, None]["prepare_report.json"]
+    assert everything["documents"] == 1 + 6 * 25 + 2
+    assert everything["skipped"] == {"duplicate_documents": 6 * 2 - 1 + 1}
+    assert everything["adjusted"] == {"files_read_as_cp1252": 1}
