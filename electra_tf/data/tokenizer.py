@@ -2,9 +2,11 @@
 
 `ElectraTokenizer` is a `tf.Module`, so the same object that tokenizes the
 corpus in `tf.data` goes into an exported preprocessing SavedModel, with the
-vocabulary file as an asset. It uses only ops that tensorflow-text 2.12.1
-registers (the version inside TF Serving's model server): CaseFoldUTF8,
-NormalizeUTF8, RegexSplitWithOffsets, WordpieceTokenizeWithOffsets.
+vocabulary file as an asset. It uses only core ops (RegexReplace, StringLower) and
+ops that tensorflow-text 2.12.1 registers (the version inside TF Serving's model
+server): NormalizeUTF8, RegexSplitWithOffsets, WordpieceTokenizeWithOffsets. Its
+ids are `transformers`' `BertTokenizer`'s on real text; `normalization` lists where
+they differ.
 """
 
 from __future__ import annotations
