@@ -189,3 +189,15 @@ def test_a_kill_after_the_atomic_swap_leaves_the_new_folder_and_an_untrusted_old
     assert _digest(scratch) == before  # the old one, under the scratch name
     _prepare(corpus, out)  # never trusted: cleared; and the same input gives the same bytes
     assert _digest(out) == before and not scratch.exists()
+
+
+def test_a_power_cut_after_prepare_returns_loses_none_of_its_files(tmp_path, monkeypatch):
+    from power_cut import PowerCut
+
+    corpus = _corpus(tmp_path / "corpus")
+    out = tmp_path / "data"
+    _prepare(corpus, out)  # a folder to replace
+    power = PowerCut(monkeypatch, out)
+    _prepare(corpus, out, seed=7)
+    assert power.unsynced_files() == [] and power.unsynced_renames() == []
+    assert len(list(out.glob("pretrain-*.tfrecord"))) > 1  # shards written by TensorFlow

@@ -88,8 +88,8 @@ def _add_output_flags(parser) -> None:
         type=int,
         default=0,
         metavar="N",
-        help="processes that tokenize and pack (default 0: one per available core); the "
-        "output is the same for every N",
+        help="processes that tokenize and pack (default 0: one per available core, but at "
+        "least 4 chunks of input each); the output is the same for every N",
     )
     parser.add_argument(
         "--chunk-bytes",
@@ -106,7 +106,7 @@ def run(args) -> int:
 
     from electra_tf.data.chunks import CHUNK_BYTES
     from electra_tf.data.corpus import CorpusError, corpus_sources
-    from electra_tf.data.prepare import available_cores, prepare_corpus
+    from electra_tf.data.prepare import default_workers, prepare_corpus
 
     if args.workers < 0 or (args.chunk_bytes is not None and args.chunk_bytes < 1):
         raise CorpusError("--workers must be 0 (one per core) or more, --chunk-bytes 1 or more.")
@@ -141,7 +141,7 @@ def run(args) -> int:
         examples_per_shard=args.examples_per_shard,
         max_documents=args.max_documents,
         progress=not args.quiet,
-        workers=args.workers or available_cores(),
+        workers=args.workers or default_workers(sources, args.chunk_bytes or CHUNK_BYTES),
         chunk_bytes=args.chunk_bytes or CHUNK_BYTES,
     )
     for note in result.stats.notes:

@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from electra_tf.data.chunk_work import ChunkSettings
-from electra_tf.data.chunks import CHUNK_BYTES
+from electra_tf.data.chunks import CHUNK_BYTES, is_compressed
 from electra_tf.data.corpus import (
     CorpusError,
     CorpusStats,
@@ -65,6 +65,7 @@ __all__ = [
     "PrepareResult",
     "prepare_corpus",
     "available_cores",
+    "default_workers",
     "ShardWriter",
     "UNIGRAM_FILE",
     "VOCAB_SAMPLE_BYTES",
@@ -112,6 +113,26 @@ def available_cores() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux
         return max(1, os.cpu_count() or 1)
+
+
+#: Chunks each worker should have at least: starting one (TensorFlow's import, the
+#: tokenizer) costs about what two chunks of work do.
+CHUNKS_PER_WORKER = 4
+
+
+def default_workers(sources, chunk_bytes: int = CHUNK_BYTES) -> int:
+    """One worker per available core, but none with fewer than `CHUNKS_PER_WORKER` chunks.
+
+    A compressed file counts as 3 times its size on disk; an input of unknown size (TFDS)
+    gets every core. The output does not depend on the choice.
+    """
+    estimate = 0
+    for source in sources:
+        files = getattr(source, "files", None)
+        if files is None:
+            return available_cores()
+        estimate += sum(os.path.getsize(f) * (3 if is_compressed(f) else 1) for f in files)
+    return max(1, min(available_cores(), estimate // (chunk_bytes * CHUNKS_PER_WORKER)))
 
 
 def prepare_corpus(

@@ -117,7 +117,7 @@ class _Progress:
         if self.on_result is not None:
             self.on_result(result)
         if self.bar is not None:
-            self.tokens += result.tokens
+            self.tokens += result.tokenized
             rate = self.tokens / max(time.perf_counter() - self.started, 1e-9)
             self.bar.set_postfix_str(f"{rate / 1e3:,.0f}k tokens/s", refresh=False)
             self.bar.update(chunk.stats.input_bytes)
