@@ -1,4 +1,5 @@
-"""`electra-tf bench step|peers|profile|floor|kernels|precision|input|serving`: JSON lines."""
+"""`electra-tf bench step|peers|profile|floor|kernels|precision|input|serving|prepare`: JSON
+lines."""
 
 from __future__ import annotations
 
@@ -21,13 +22,14 @@ def add_parser(subparsers) -> None:
         "`kernels` (the encoder's faster kernels against Keras's own, "
         "paired in one process), `precision` (loss curves of a precision against float32's "
         "seeds), `input` "
-        "(the input pipeline against the step's consumption) and `serving` (the exported "
-        "SavedModel beside Keras and Hugging Face PyTorch).",
+        "(the input pipeline against the step's consumption), `serving` (the exported "
+        "SavedModel beside Keras and Hugging Face PyTorch) and `prepare` (corpus preparation "
+        "with 1 and N workers beside tokenizers alone).",
     )
     which = parser.add_subparsers(
         dest="benchmark",
         metavar="BENCHMARK",
-        help="step, peers, profile, floor, kernels, precision, input or serving",
+        help="step, peers, profile, floor, kernels, precision, input, serving or prepare",
     )
     which.required = True
     _add_step(which)
@@ -38,6 +40,7 @@ def add_parser(subparsers) -> None:
     _add_precision(which)
     _add_input(which)
     _add_serving(which)
+    _add_prepare(which)
 
 
 def _print(record) -> None:
@@ -283,4 +286,29 @@ def _serving(args) -> int:
     from electra_tf.bench.serving import ServingOptions, run
 
     run(_options(ServingOptions, args, batches=tuple(args.batches)), emit=_print)
+    return 0
+
+
+def _add_prepare(which) -> None:
+    parser = which.add_parser(
+        "prepare", help="prepare's tokens/s with 1 and N workers beside tokenizers alone"
+    )
+    parser.add_argument("--megabytes", type=float, default=64.0, help="corpus text (default 64)")
+    parser.add_argument("--workers", type=int, default=0, help="N (default: available cores)")
+    parser.add_argument("--repeats", type=int, default=3, help="rounds (default 3)")
+    parser.add_argument("--cache-dir", default="data", help="fetch and build here (default data)")
+    parser.add_argument("--vocab-file", default="", help="default: BERT's uncased vocabulary")
+    parser.add_argument(
+        "--peer-megabytes",
+        type=float,
+        default=4.0,
+        help="text the reference's Python FullTokenizer is timed on (default 4)",
+    )
+    parser.set_defaults(handler=_prepare)
+
+
+def _prepare(args) -> int:
+    from electra_tf.bench.prepare import PrepareBenchOptions, run
+
+    run(_options(PrepareBenchOptions, args), emit=_print)
     return 0
