@@ -248,7 +248,10 @@ class AdditiveMaskAttention(keras.layers.MultiHeadAttention):
     gradient. Adding `(mask - 1) * 1e9` (-3e4 in float16) is one pass forward and none in
     the gradient, with the same probabilities wherever a query sees at least one key
     (exp underflows to exactly 0 at masked keys). A query that sees no key at all (an
-    all-padding example) attends evenly instead of to nothing; nothing reads its output.
+    all-padding example) attends instead of seeing nothing, and nothing reads its
+    output: evenly in float32 and bfloat16, where -1e9 absorbs any score, but not in
+    float16, where the -3e4 is spaced 16 apart and absorbs only scores within 8 of each
+    other, so such a row attends mostly to its largest scores.
     """
 
     def _masked_softmax(self, attention_scores, attention_mask=None):

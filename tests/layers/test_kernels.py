@@ -231,3 +231,21 @@ def test_additive_mask_attention_equals_keras_where_a_query_sees_a_key():
     # a query that sees no key attends evenly (Keras: to nothing)
     _, none = fast(x, x, attention_mask=tf.zeros([2, 1, 5], tf.int32), return_attention_scores=True)
     np.testing.assert_allclose(none.numpy(), np.full([2, 2, 5, 5], 0.2), atol=1e-6)
+
+
+def test_a_query_that_sees_no_key_attends_evenly_except_in_float16():
+    # Scores of a few units (inputs of scale 4): -1e9 absorbs them in float32 and
+    # bfloat16; float16's -3e4 (spacing 16) does not, as AdditiveMaskAttention says.
+    x = np.random.default_rng(0).normal(scale=4.0, size=(1, 6, 8)).astype("float32")
+    spread = {}
+    for dtype in ("float32", "bfloat16", "float16"):
+        keras.utils.set_random_seed(0)
+        layer = kernels.AdditiveMaskAttention(num_heads=1, key_dim=8, dtype=dtype)
+        _, probabilities = layer(
+            x, x, attention_mask=np.zeros((1, 6, 6), bool), return_attention_scores=True
+        )
+        p = np.asarray(tf.cast(probabilities, tf.float32))[0, 0]  # [T, S]
+        np.testing.assert_allclose(p.sum(-1), 1.0, atol=1e-2)
+        spread[dtype] = float(p.max() - p.min())
+    assert spread["float32"] < 1e-6 and spread["bfloat16"] < 1e-6
+    assert spread["float16"] > 0.5
