@@ -1,5 +1,5 @@
-"""`electra-tf bench step|peers|profile|floor|kernels|precision|input|serving|prepare`: JSON
-lines."""
+"""`electra-tf bench step|peers|profile|floor|kernels|precision|input|serving|prepare|finetune`:
+JSON lines."""
 
 from __future__ import annotations
 
@@ -24,12 +24,13 @@ def add_parser(subparsers) -> None:
         "seeds), `input` "
         "(the input pipeline against the step's consumption), `serving` (the exported "
         "SavedModel beside Keras and Hugging Face PyTorch) and `prepare` (corpus preparation "
-        "with 1 and N workers beside tokenizers alone).",
+        "with 1 and N workers beside tokenizers alone) and `finetune` (fine-tuning and "
+        "prediction on real text beside a PyTorch loop, keras-hub and transformers' pipeline).",
     )
     which = parser.add_subparsers(
         dest="benchmark",
         metavar="BENCHMARK",
-        help="step, peers, profile, floor, kernels, precision, input, serving or prepare",
+        help="step, peers, profile, floor, kernels, precision, input, serving, prepare or finetune",
     )
     which.required = True
     _add_step(which)
@@ -41,6 +42,7 @@ def add_parser(subparsers) -> None:
     _add_input(which)
     _add_serving(which)
     _add_prepare(which)
+    _add_finetune(which)
 
 
 def _print(record) -> None:
@@ -311,4 +313,56 @@ def _prepare(args) -> int:
     from electra_tf.bench.prepare import PrepareBenchOptions, run
 
     run(_options(PrepareBenchOptions, args), emit=_print)
+    return 0
+
+
+def _add_finetune(which) -> None:
+    parser = which.add_parser(
+        "finetune",
+        help="fine-tuning and predict speed on real text beside PyTorch, keras-hub, a pipeline",
+    )
+    parser.add_argument(
+        "--impl", help="one run of this implementation in this process (default: compare all)"
+    )
+    parser.add_argument(
+        "--impls", default="", help="compared, comma-separated (default: all for --mode)"
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="rounds (default 3)")
+    parser.add_argument("--out", default="", help="append every record to this JSON-lines file")
+    parser.add_argument("--task", default="reviews", choices=["reviews", "long"], help="workload")
+    parser.add_argument(
+        "--mode", default="train", choices=["train", "predict"], help="what to time"
+    )
+    parser.add_argument("--data-dir", default="data", help="download cache (default data)")
+    parser.add_argument("--train-examples", type=int, default=700, help="default 700")
+    parser.add_argument("--dev-examples", type=int, default=300, help="default 300")
+    parser.add_argument("--predict-examples", type=int, default=1000, help="default 1000")
+    parser.add_argument("--epochs", type=int, default=3, help="default 3")
+    parser.add_argument("--batch", type=int, default=32, help="default 32")
+    parser.add_argument("--seq", type=int, default=128, help="maximum length (default 128)")
+    parser.add_argument("--learning-rate", type=float, default=5e-5, help="default 5e-5")
+    parser.add_argument("--weight-decay", type=float, default=0.01, help="default 0.01")
+    parser.add_argument("--seed", type=int, default=1, help="round r runs seed + r - 1 (1)")
+    parser.add_argument(
+        "--score-test", type=_yes_no, default=False,
+        help="true: also score the test split at the epoch chosen on dev (reviews)",
+    )  # fmt: skip
+    parser.add_argument("--round", type=int, default=0, help="round number (set by the runner)")
+    parser.set_defaults(handler=_finetune)
+
+
+def _yes_no(text: str) -> bool:
+    return str(text).lower() in ("1", "true", "yes")
+
+
+def _finetune(args) -> int:
+    from electra_tf.bench import finetune
+
+    options = _options(finetune.FinetuneBenchOptions, args, impl=args.impl or "electra_tf")
+    if args.impl:
+        _print(finetune.run_once(options))
+        return 0
+    default = finetune.PREDICT_IMPLS if args.mode == "predict" else finetune.IMPLS
+    impls = [i for i in args.impls.split(",") if i] or list(default)
+    finetune.compare(options, impls, args.rounds, args.out, emit=_print)
     return 0
