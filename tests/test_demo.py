@@ -57,3 +57,24 @@ def test_the_held_out_shard_is_the_last_full_one():
     assert _held_out_shard([1000, 1000, 1000, 30]) == 2  # the remainder is too small
     assert _held_out_shard([400, 400, 291]) == 2
     assert _held_out_shard([5]) == 0
+
+
+def test_the_table_ends_with_the_fine_tuned_rows_and_the_served_answers():
+    from electra_tf.demo import _finetuned_lines
+
+    report = {
+        "finetuned": {
+            "all-MiniLM-L6-v2, released": {"dev_accuracy": 0.84, "test_accuracy": 0.83,
+                                           "epoch": 2, "minutes": 3.1},
+            "this run": {"dev_accuracy": 0.845, "test_accuracy": 0.8312, "epoch": 1,
+                         "minutes": 3.0},
+        },
+        "finetune_settings": {"epochs": 2, "seed": 1},
+        "classifier_export": "runs/demo/serving/movie_reviews/1",
+        "served": [{"text": "Dull.", "label": "negative", "probability": 0.912}],
+    }  # fmt: skip
+    lines = _finetuned_lines(report)
+    assert "| this run (epoch 1) | 0.8450 | 0.8312 | 3.0 |" in lines
+    assert "| all-MiniLM-L6-v2, released (epoch 2) | 0.8400 | 0.8300 | 3.1 |" in lines
+    assert "- Dull. -> negative (0.91)" in lines
+    assert _finetuned_lines({}) == []

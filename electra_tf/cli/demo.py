@@ -15,8 +15,9 @@ def add_parser(subparsers) -> None:
         "PyPI, continues pre-training the encoder with ELECTRA on the snippets, evaluates on "
         "held-out text against unigram and bigram baselines, probes the movie-review task "
         "(bag of words, random init, the encoder before and after), exports the discriminator "
-        "for TF Serving and prints one table. --from-scratch pre-trains the tiny recipe on "
-        "BBC news with a learned vocabulary instead.",
+        "for TF Serving, fine-tunes the released and adapted encoders on movie reviews, serves "
+        "the adapted classifier from its SavedModel in a fresh process and prints one table. "
+        "--from-scratch pre-trains the tiny recipe on BBC news with a learned vocabulary instead.",
     )
     parser.add_argument("--workdir", default="runs/demo", help="run folder (default runs/demo)")
     parser.add_argument(
@@ -51,6 +52,13 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         "--random-seeds", type=int, default=3, help="random initialisations probed (default 3)"
     )
+    parser.add_argument(
+        "--finetune-epochs",
+        type=int,
+        default=2,
+        help="movie-review fine-tuning epochs of the released and adapted encoders (default 2; "
+        "0 skips fine-tuning and the served classifier)",
+    )
     add_overrides(parser, "override one config value (repeatable)")
     parser.add_argument("--verbose", type=int, default=1, choices=[0, 1, 2], help="progress output")
     parser.set_defaults(handler=run)
@@ -65,6 +73,7 @@ def run(args) -> int:
             data_dir=args.data_dir,
             from_scratch=args.from_scratch,
             random_seeds=args.random_seeds,
+            finetune_epochs=args.finetune_epochs,
             steps=args.steps,
             batch_size=args.batch_size,
             minutes=args.minutes,
