@@ -44,8 +44,15 @@ def truncate_pair_lengths(length_a, length_b, budget):
 
 
 def _keep_prefix(ragged, lengths):
-    positions = tf.ragged.range(ragged.row_lengths())
+    splits = ragged.row_splits.dtype
+    positions = tf.ragged.range(ragged.row_lengths(), row_splits_dtype=splits)
     return tf.ragged.boolean_mask(ragged, positions < tf.cast(lengths, positions.dtype)[:, None])
+
+
+def _int32(segment):
+    # int32 ids and row splits: ragged ops on int64 row lengths include an int64 Transpose,
+    # which oneDNN reports on stderr ("oneDNN supports DT_INT64 only on ... AVX-512").
+    return tf.cast(segment, tf.int32).with_row_splits_dtype(tf.int32)
 
 
 def pack_inputs(
@@ -72,9 +79,9 @@ def pack_inputs(
     >>> packed["segment_ids"].numpy().tolist()[1]
     [0, 0, 0, 1, 1, 1, 1, 1]
     """
-    segment_a = tf.cast(segment_a, tf.int32)
+    segment_a = _int32(segment_a)
     batch = segment_a.nrows()
-    length = tf.cast(sequence_length, tf.int64)  # a Python int or a scalar tensor
+    length = tf.cast(sequence_length, tf.int32)  # a Python int or a scalar tensor
     cls = tf.fill([batch, 1], cls_id)
     sep = tf.fill([batch, 1], sep_id)
     if segment_b is None:
@@ -83,7 +90,7 @@ def pack_inputs(
         ids = tf.concat([cls, a, sep], axis=1)
         segments = tf.zeros_like(ids)
     else:
-        segment_b = tf.cast(segment_b, tf.int32)
+        segment_b = _int32(segment_b)
         kept_a, kept_b = truncate_pair_lengths(
             segment_a.row_lengths(), segment_b.row_lengths(), length - 3
         )
