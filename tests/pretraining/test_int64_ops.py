@@ -38,3 +38,27 @@ def test_packing_one_or_two_segments_has_no_int64_transpose():
 
     assert _int64_transposes(tf.function(pack).get_concrete_function(spec, spec)) == []
     assert _int64_transposes(tf.function(pack_one).get_concrete_function(spec)) == []
+
+
+def test_the_generator_head_equals_keras_hubs_masked_lm_head():
+    import keras
+    import keras_hub
+    import numpy as np
+
+    from electra_tf.models.generator import _GatheringMaskedLMHead
+
+    embedding = keras.layers.ReversibleEmbedding(20, 8)
+    embedding.build((None,))
+    heads = [
+        cls(token_embedding=embedding, intermediate_activation="gelu", name="head")
+        for cls in (keras_hub.layers.MaskedLMHead, _GatheringMaskedLMHead)
+    ]
+    for head in heads:
+        head.build((None, None, 8), (None, None))
+    for target, source in zip(heads[1].weights, heads[0].weights, strict=True):
+        target.assign(np.random.default_rng(0).normal(size=source.shape) + source.numpy())
+        source.assign(target.numpy())
+    sequence = tf.random.stateless_normal((3, 7, 8), seed=[1, 2])
+    positions = tf.constant([[0, 6], [3, 3], [5, 1]])
+    theirs, ours = (head(sequence, mask_positions=positions) for head in heads)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), atol=1e-6)
