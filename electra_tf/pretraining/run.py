@@ -107,32 +107,22 @@ def run_pretraining(
 
     Args:
         config: the run's config; `data.train_files` names the packed examples.
-        output_dir: the run folder.
-        verbose: Keras progress-bar verbosity.
+        output_dir, verbose, callbacks: the run folder, Keras's verbosity and callbacks.
         resume: False refuses to start over a folder with checkpoints.
-        callbacks: extra Keras callbacks.
         max_steps: stop after this many steps in this call (the run can be resumed).
-        save_steps: steps to checkpoint besides every `train.checkpoint_every` (they are
-            subject to `train.keep_checkpoints` like the others).
-        text_sources: corpus sources (`electra_tf.data.corpus`) to stream from instead of
-            prepared files: tokenized with `data.vocab_file` and packed on the fly
-            (`electra_tf.data.streaming`); one pipeline, on the default or a mirrored strategy.
+        save_steps: steps to checkpoint besides every `train.checkpoint_every`.
+        text_sources: corpus sources to stream from instead of prepared files, packed on
+            the fly (`electra_tf.data.streaming`; default or mirrored strategy only).
         lower_case: lower-case (and strip accents) when streaming; None: `data.lower_case`.
-        warm_start: a `WarmStart` whose weights a new run starts from (continued
-            pre-training; `config` must come from `config_for_warm_start`). A run that
-            resumes from its own checkpoint ignores it.
+        warm_start: a `WarmStart` a new run starts from (`config_for_warm_start`).
 
     Returns:
         `RunResult`. Raises `ConfigError` in one sentence, before writing anything, when
         the output folder cannot be written, and `TrainingDiverged` when the guard stops it.
     """
-    started = time.perf_counter()
-    output_dir, train = Path(output_dir), config.train
-    strategy = make_strategy(train)
-    is_chief, worker_id = worker_info()
+    started, output_dir, train = time.perf_counter(), Path(output_dir), config.train
+    strategy, (is_chief, worker_id) = make_strategy(train), worker_info()
     inputs = _training_files(config, text_sources)
-    if is_chief:
-        _check_output(output_dir)
     model, checkpointer = _build(config, strategy, output_dir, is_chief, worker_id)
     start = _resume(checkpointer, config, output_dir, resume)
     if start is None and warm_start is not None:
@@ -142,16 +132,8 @@ def run_pretraining(
         _write_output(output_dir / "config.json", config.to_json() + "\n")
     steps = _steps_to_run(config, start, max_steps)
     dataset = _dataset(config, strategy, inputs, start, text_sources, lower_case)
-    scalars = _step_scalars(output_dir, train, is_chief)
-    guard = NonfiniteGuard(train.on_nonfinite, train.max_nonfinite_skips, checkpointer)
-    run_callbacks = [
-        Throughput(train.batch_size * config.data.sequence_length),
-        FlopsBudget(train_flops_per_step(config), train.flops_budget),
-        guard,  # before the checkpoints: a failed step is never saved
-        scalars,
-        StepCheckpoint(checkpointer, every=train.checkpoint_every, at=save_steps, guard=guard),
-        *callbacks,
-    ]
+    scalars, guard, run_callbacks = _callbacks(config, output_dir, checkpointer, save_steps)
+    run_callbacks += list(callbacks)  # the user's run after ours
     logs = _fit(model, dataset, steps, run_callbacks, verbose, checkpointer) if steps else {}
     step = int(model.optimizer.iterations.numpy())
     if is_chief:
@@ -169,8 +151,30 @@ def run_pretraining(
     )
 
 
+def _callbacks(config, output_dir: Path, checkpointer: Checkpointer, save_steps):
+    """(scalars, guard, the run's callbacks in order): the guard judges a step before
+    any checkpoint of it, so a failed step is never saved."""
+    train = config.train
+    scalars = _step_scalars(output_dir, train, checkpointer.is_chief)
+    guard = NonfiniteGuard(train.on_nonfinite, train.max_nonfinite_skips, checkpointer)
+    return (
+        scalars,
+        guard,
+        [
+            Throughput(train.batch_size * config.data.sequence_length),
+            FlopsBudget(train_flops_per_step(config), train.flops_budget),
+            guard,
+            scalars,
+            StepCheckpoint(checkpointer, every=train.checkpoint_every, at=save_steps, guard=guard),
+        ],
+    )
+
+
 def _build(config, strategy, output_dir: Path, is_chief: bool, worker_id: int):
-    """The compiled pretrainer, built in the strategy's scope, and its checkpointer."""
+    """The compiled pretrainer, built in the strategy's scope, and its checkpointer, once
+    the chief has checked that it can write the run folder."""
+    if is_chief:
+        _check_output(output_dir)
     keras.utils.set_random_seed(config.train.seed)
     with strategy.scope():
         model = ElectraPretrainer(config)
