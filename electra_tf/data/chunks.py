@@ -129,14 +129,23 @@ class _Reader:
         self.reported = 0
 
     def read(self, size: int) -> bytes:
-        """Up to `size` bytes; b"" at the end or at damage (then `damage` says what)."""
-        if self.damage:
-            return b""
-        try:
-            return self.stream.read(size)
-        except (EOFError, OSError, zlib.error) as error:
-            self.damage = str(error).split("\n")[0][:120] or type(error).__name__
-            return b""
+        """Up to `size` bytes, less only at the end or at damage (then `damage` says what).
+
+        Read with `read1` (one read of the file each), so that damage loses only what
+        comes after it, not the whole block.
+        """
+        blocks, got = [], 0
+        while got < size and not self.damage:
+            try:
+                block = self.stream.read1(size - got)
+            except (EOFError, OSError, zlib.error) as error:
+                self.damage = str(error).split("\n")[0][:120] or type(error).__name__
+                break
+            if not block:
+                break
+            blocks.append(block)
+            got += len(block)
+        return b"".join(blocks)
 
     def consumed(self) -> int:
         """On-disk bytes read since the last call."""
