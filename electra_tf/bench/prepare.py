@@ -91,7 +91,7 @@ def _prepare_run(corpus, vocab: str, workers: int, round_: int) -> dict:
         ]  # fmt: skip
         env = dict(os.environ, TF_NUM_INTRAOP_THREADS="1", TF_NUM_INTEROP_THREADS="1")
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-        started = time.perf_counter()
+        load, started = round(os.getloadavg()[0], 2), time.perf_counter()
         done = subprocess.run(command, env=env, capture_output=True, text=True)
         wall = time.perf_counter() - started
         if done.returncode != 0:
@@ -104,8 +104,9 @@ def _prepare_run(corpus, vocab: str, workers: int, round_: int) -> dict:
         "tokens": tokens, "tokens_written": report["tokens"], "examples": report["examples"],
         "shards": report["shards"], "input_mb": report["corpus"]["input_bytes"] / 1e6,
         "startup_s": timing["startup"], "work_s": timing["work"], "wall_s": round(wall, 2),
-        "busy_s": timing["busy"], "cpu_s": timing["cpu"],
+        "busy_s": timing["busy"], "cpu_s": timing["cpu"], "load_before": load,
         "tokens_per_s": tokens / timing["work"], "tokens_per_s_wall": tokens / wall,
+        "tokens_per_cpu_s": tokens / timing["cpu"],
         "peak_rss_mb": report["peak_rss_mb"],
     }  # fmt: skip
 
@@ -117,10 +118,12 @@ def _peer(impl: str, threads: int, vocab: str, corpus, round_: int, megabytes=No
     ]  # fmt: skip
     command += ["--megabytes", str(megabytes)] if megabytes else []
     env = dict(os.environ, RAYON_NUM_THREADS=str(threads), TOKENIZERS_PARALLELISM="true")
+    load = round(os.getloadavg()[0], 2)
     done = subprocess.run(command, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         return {"kind": "peer_run", "impl": impl, "error": done.stderr.strip().splitlines()[-1:]}
-    return {"kind": "peer_run", "round": round_, **json.loads(done.stdout.splitlines()[-1])}
+    record = json.loads(done.stdout.splitlines()[-1])
+    return {"kind": "peer_run", "round": round_, "load_before": load, **record}
 
 
 def _reader_speed(corpus) -> float:
@@ -162,6 +165,16 @@ def _median(records, impl: str, count: int, key: str = "tokens_per_s"):
     return statistics.median(values) if values else None
 
 
+def _paired(records, n: int):
+    """The median over rounds of (N workers' tokens/s) / (1 worker's) in the same round."""
+    rates = {}
+    for r in records:
+        if r.get("impl") == "prepare" and "tokens_per_s" in r:
+            rates[r["round"], r["workers"]] = r["tokens_per_s"]
+    ratios = [rates[k, n] / rates[k, 1] for k, w in rates if w == 1 and (k, n) in rates]
+    return statistics.median(ratios) if ratios else None
+
+
 def summarize(records, n: int, reader_mb_per_s: float) -> dict:
     """Medians, ratios and the 10 GB projection (see the module docstring).
 
@@ -181,10 +194,18 @@ def summarize(records, n: int, reader_mb_per_s: float) -> dict:
     def hours(rate):
         return round((tokens_10gb / rate + startup) / 3600, 2)
 
+    per_cpu = {
+        name: _median(records, impl, count, "tokens_per_cpu_s")
+        for name, impl, count in (
+            ("prepare_1", "prepare", 1), (f"prepare_{n}", "prepare", n),
+            ("hf_tokenizers_1", "hf", 1), ("full_tokenizer_1", "full", 1),
+        )
+    }  # fmt: skip
     return {
         "kind": "prepare_summary", "workers": n, "tokens_per_s": {
             "prepare_1": one, f"prepare_{n}": many, "hf_tokenizers_1": hf_one,
             f"hf_tokenizers_{n}": hf_many, "full_tokenizer_1": full},
+        "tokens_per_cpu_s": per_cpu, "paired_scaling": _paired(records, n),
         "scaling": many / one, "prepare_1_over_hf_1": one / hf_one,
         f"prepare_{n}_over_hf_{n}": many / hf_many, "prepare_1_over_full_tokenizer": one / full,
         "startup_s": startup, "tokens_per_byte": per_byte, "reader_mb_per_s": reader_mb_per_s,

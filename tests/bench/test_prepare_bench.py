@@ -59,14 +59,18 @@ def test_the_summary_gives_medians_ratios_and_the_projection_by_hand():
 
     megabyte = {"tokens": 200_000, "input_mb": 1.0, "startup_s": 6.0}  # 0.2 tokens a byte
     records = [
-        run("prepare", 1, 800_000, **megabyte), run("prepare", 1, 900_000, **megabyte),
-        run("prepare", 1, 700_000, **megabyte), run("prepare", 2, 1_500_000, **megabyte),
-        run("prepare", 2, 1_600_000, **megabyte), run("prepare", 2, 1_400_000, **megabyte),
+        run("prepare", 1, 800_000, round=0, **megabyte),
+        run("prepare", 1, 900_000, round=1, **megabyte),
+        run("prepare", 1, 700_000, round=2, **megabyte),
+        run("prepare", 2, 1_500_000, round=0, **megabyte),
+        run("prepare", 2, 1_600_000, round=1, **megabyte),
+        run("prepare", 2, 1_400_000, round=2, **megabyte),
         run("hf", 1, 500_000), run("hf", 2, 900_000), run("full", 1, 200_000),
     ]  # fmt: skip
     summary = summarize(records, 2, reader_mb_per_s=100.0)
     assert summary["tokens_per_s"]["prepare_1"] == 800_000
-    assert summary["scaling"] == pytest.approx(1_500_000 / 800_000)
+    assert summary["scaling"] == pytest.approx(1_500_000 / 800_000)  # of the medians
+    assert summary["paired_scaling"] == pytest.approx(15 / 8)  # rounds: 15/8, 16/9, 2
     assert summary["prepare_1_over_hf_1"] == pytest.approx(1.6)
     assert summary["prepare_2_over_hf_2"] == pytest.approx(1_500_000 / 900_000)
     assert summary["prepare_1_over_full_tokenizer"] == pytest.approx(4.0)
