@@ -27,11 +27,8 @@ from electra_tf.data.tokenizer import ElectraTokenizer
 from electra_tf.data.vocabulary import read_vocabulary
 from electra_tf.finetuning import squad
 from electra_tf.finetuning.tasks import Task
-from electra_tf.finetuning.text_classifier import (
-    INPUT_NAMES,
-    ElectraTextClassifier,
-    inference_function,
-)
+from electra_tf.finetuning.text_classifier import ElectraTextClassifier
+from electra_tf.finetuning.text_task import INPUT_NAMES, inference_function
 from electra_tf.models.finetuning import ElectraSpanExtractor
 from electra_tf.models.text_classifier_preprocessor import ElectraTextClassifierPreprocessor
 

@@ -215,34 +215,24 @@ def finetune(
     temporary = output_dir is None
     folder = Path(tempfile.mkdtemp(prefix="electra-tf-finetune-") if temporary else output_dir)
     settings = {k: v for k, v in dataclasses.asdict(config).items() if k != "seeds"}
-    _check_request(
-        folder, {"task": task.name, "init": init.source, "config": settings, **(request or {})}
-    )
+    request = {"task": task.name, "init": init.source, "config": settings, **(request or {})}
+    _check_request(folder, request)
     log = (lambda line: progress(f"[finetune] {task.name} {line}")) if progress else None
     info = {
-        "task": task.name,
         "kind": task.kind,
         "labels": list(task.labels),
         "pair": task.pair,
-        "init": init.source,
         "max_seq_length": config.max_seq_length,
         "lower_case": init.lower_case,
-        **(request or {}),
+        **{k: v for k, v in request.items() if k != "config"},
     }
     runs = []
-    for k in range(config.seeds):
-        seed = config.seed + k
-        result = train_seed(job, init, config, seed, folder / "seeds" / f"seed-{seed}", log)
-        runs.append(result)
+    for seed in range(config.seed, config.seed + config.seeds):
+        runs.append(train_seed(job, init, config, seed, folder / "seeds" / f"seed-{seed}", log))
         if log:
-            shown = {n: {m: round(v, 4) for m, v in result[n].items()} for n in job.splits()}
-            log(f"seed {seed} (best epoch {result['best_epoch']}): {json.dumps(shown)}")
+            shown = {n: {m: round(v, 4) for m, v in runs[-1][n].items()} for n in job.splits()}
+            log(f"seed {seed} (best epoch {runs[-1]['best_epoch']}): {json.dumps(shown)}")
         best = _keep_best(job, init, config, folder, runs, info, log)
-    summary = summarize(runs, job.splits())
-    note = (
-        f"The model kept in {folder / 'model'} is seed {best['seed']}'s "
-        f"(best {job.selection} {job.main_metric})."
-    )
     report = {
         "task": task.name,
         "init": init.source,
@@ -250,18 +240,28 @@ def finetune(
         "train_examples": len(splits["train"]),
         "eval_examples": {n: len(rows) for n, rows in splits.items() if n != "train"},
         "runs": runs,
-        "summary": summary,
+        "summary": summarize(runs, job.splits()),
         "kept": {"seed": best["seed"], "epoch": best["best_epoch"], "selected_on": job.selection},
         "model": str(folder / "model"),
         "predictions": _write_predictions(job, folder, log),
         "seconds": round(time.perf_counter() - started, 1),
     }
-    write_atomic(folder / "results.json", json.dumps(report, indent=2) + "\n")
-    title = f"{task.name} from {init.source} ({config.seeds} seeds)"
-    write_atomic(folder / "results.md", _table(summary, title, note))
+    _write_results(folder, report, job)
     if temporary:
         shutil.rmtree(folder, ignore_errors=True)
     return report
+
+
+def _write_results(folder: Path, report: dict, job) -> None:
+    """`results.json` and `results.md` (the summary table, and which model was kept)."""
+    write_atomic(folder / "results.json", json.dumps(report, indent=2) + "\n")
+    kept = report["kept"]
+    note = (
+        f"The model kept in {report['model']} is seed {kept['seed']}'s, epoch {kept['epoch']} "
+        f"(best {job.selection} {job.main_metric})."
+    )
+    title = f"{report['task']} from {report['init']} ({len(report['runs'])} seeds)"
+    write_atomic(folder / "results.md", _table(report["summary"], title, note))
 
 
 def finetune_task(

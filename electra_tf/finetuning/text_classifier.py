@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import math
-
 import keras
 import numpy as np
 
-from electra_tf.data.batching import batch_dataset, ordered_batches, pad_batch, row_lengths
+from electra_tf.data.batching import ordered_batches, pad_batch, row_lengths
 from electra_tf.data.vocabulary import read_vocabulary
-from electra_tf.finetuning.config import FinetuneConfig
-from electra_tf.finetuning.optimizer import finetuning_optimizer
+from electra_tf.finetuning.text_task import INPUT_NAMES, TextTask
 from electra_tf.models.finetuning import ElectraClassifier
 from electra_tf.models.text_classifier_preprocessor import ElectraTextClassifierPreprocessor
 
@@ -20,11 +17,9 @@ __all__ = [
     "INPUT_NAMES",
     "split_texts",
     "predict_batches",
-    "inference_function",
 ]
 
 TEXT_KINDS = ("classification", "multi_label", "regression")
-INPUT_NAMES = ("token_ids", "padding_mask", "segment_ids")
 
 
 def split_texts(x):
@@ -38,22 +33,10 @@ def split_texts(x):
     return list(x), None
 
 
-def inference_function(model):
-    """`model(inputs, training=False)` as one `tf.function` for every `[batch, length]`."""
-    function = getattr(model, "_inference_function", None)
-    if function is None:
-        import tensorflow as tf
-
-        spec = {name: tf.TensorSpec([None, None], tf.int32) for name in INPUT_NAMES}
-        function = tf.function(lambda inputs: model(inputs, training=False), input_signature=[spec])
-        object.__setattr__(model, "_inference_function", function)  # not Keras state
-    return function
-
-
 def predict_batches(model, features: dict, batch_size: int) -> np.ndarray:
     """The model's outputs over length-sorted batches, back in row order."""
     lengths = row_lengths(features["padding_mask"])
-    forward = inference_function(model)
+    forward = model.inference_function()
     outputs, order = [], []
     for index in ordered_batches(lengths, batch_size):
         batch = pad_batch({k: features[k] for k in INPUT_NAMES}, index, lengths)
@@ -67,7 +50,7 @@ def predict_batches(model, features: dict, batch_size: int) -> np.ndarray:
 
 
 @keras.saving.register_keras_serializable(package="electra_tf")
-class ElectraTextClassifier(ElectraClassifier):
+class ElectraTextClassifier(TextTask, ElectraClassifier):
     """ELECTRA's encoder with the [CLS] head, fitting and predicting on raw strings.
 
     In the style of keras-hub's `BertTextClassifier`: a preprocessor turns strings into
@@ -169,32 +152,13 @@ class ElectraTextClassifier(ElectraClassifier):
             return keras.losses.BinaryCrossentropy(from_logits=True)
         return keras.losses.MeanSquaredError()
 
-    def compile(self, optimizer="auto", loss="auto", metrics="auto", **kwargs):
-        """`keras.Model.compile` with defaults for the kind.
-
-        `optimizer="auto"` is the paper's fine-tuning optimizer (layer-wise AdamW, 10%
-        warmup then linear decay, the learning rate for the encoder's size), made by
-        `fit` once it knows the number of steps.
-        """
-        self._auto_optimizer = isinstance(optimizer, str) and optimizer == "auto"
-        if self._auto_optimizer:
-            optimizer = keras.optimizers.Adam()  # replaced by `fit`
-        if loss == "auto":
-            loss = self.default_loss()
-        if metrics == "auto":
-            metrics = {
-                "classification": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
-                "multi_label": [keras.metrics.BinaryAccuracy(name="accuracy", threshold=0.0)],
-                "regression": [],
-            }[self.kind]
-        # Kept for `fit`'s "auto" optimizer; set past Keras's tracking, as `compile` does
-        # (a tracked list of metrics would count as new state of a built model).
-        object.__setattr__(self, "_compile_arguments", dict(loss=loss, metrics=metrics, **kwargs))
-        super().compile(optimizer=optimizer, **self._compile_arguments)
-
-    def get_compile_config(self):
-        # Not saved: a loaded classifier compiles afresh (`compile()`), as keras-hub's tasks.
-        return None
+    def default_metrics(self) -> list:
+        """Accuracy (a thresholded one for multi-label); none for regression."""
+        if self.kind == "classification":
+            return [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
+        if self.kind == "multi_label":
+            return [keras.metrics.BinaryAccuracy(name="accuracy", threshold=0.0)]
+        return []
 
     def encode_labels(self, y) -> np.ndarray:
         """Targets for the loss: class ids, multi-hot rows or float scores.
@@ -230,20 +194,6 @@ class ElectraTextClassifier(ElectraClassifier):
             raise ValueError("This classifier has no preprocessor; give it id inputs.")
         return self.preprocessor.pack_all(*split_texts(x))
 
-    def _auto_compile(self, rows: int, batch_size: int, epochs: int) -> None:
-        """Compiles with the defaults if need be; makes the "auto" optimizer for this fit."""
-        if not self.compiled:
-            self.compile()
-        if not self._auto_optimizer or int(self.optimizer.iterations.numpy()) > 0:
-            return
-        if not self.built:  # the layer-wise rates are set per variable
-            self.build()
-        steps = math.ceil(rows / batch_size) * epochs
-        config = FinetuneConfig().resolved(self.encoder.hidden_dim, epochs)
-        optimizer = finetuning_optimizer(self, config, steps)
-        super().compile(optimizer=optimizer, **self._compile_arguments)
-        self._auto_optimizer = False
-
     def fit(
         self,
         x=None,
@@ -273,65 +223,28 @@ class ElectraTextClassifier(ElectraClassifier):
         """
         import tensorflow as tf
 
-        if isinstance(x, tf.data.Dataset):
+        if isinstance(x, tf.data.Dataset | dict):
             if not self.compiled:
                 self.compile()
-            if self.preprocessor is not None and x.element_spec[0].dtype == tf.string:
+            if isinstance(x, dict):
+                y = self.encode_labels(y)
+                self.auto_compile(len(x["token_ids"]), batch_size, epochs)
+            elif self.preprocessor is not None and x.element_spec[0].dtype == tf.string:
                 x = x.map(self.preprocessor, num_parallel_calls=tf.data.AUTOTUNE)
-            kwargs.setdefault("shuffle", False)  # a dataset is shuffled (or not) by its maker
-            return super().fit(
-                x,
-                epochs=epochs,
-                verbose=verbose,
-                callbacks=callbacks,
-                validation_data=validation_data,
-                initial_epoch=initial_epoch,
-                **kwargs,
-            )
-        if isinstance(x, dict):
-            self._auto_compile(len(next(iter(x.values()))), batch_size, epochs)
-            return super().fit(
-                x,
-                self.encode_labels(y),
-                batch_size=batch_size,
-                epochs=epochs,
-                verbose=verbose,
-                callbacks=callbacks,
-                initial_epoch=initial_epoch,
-                validation_data=validation_data,
-                **kwargs,
-            )
-        features = self._packed(x)
-        rows = len(features["token_ids"])
-        if rows == 0:
-            raise ValueError("fit was given no texts.")
-        self._auto_compile(rows, batch_size, epochs)
-        seed = int(np.random.randint(2**31 - 1)) if seed is None else int(seed)
-        dataset = batch_dataset(
-            features,
-            self.encode_labels(y),
-            batch_size=batch_size,
-            seed=seed,
-            epochs=range(initial_epoch, epochs),
-            group=50 if group_by_length else 0,
-        )
+            if isinstance(x, tf.data.Dataset):
+                kwargs.setdefault("shuffle", False)  # shuffled (or not) by its maker
+            size = None if isinstance(x, tf.data.Dataset) else batch_size
+            return super().fit(x, y, batch_size=size, epochs=epochs, verbose=verbose,
+                               callbacks=callbacks, validation_data=validation_data,
+                               initial_epoch=initial_epoch, **kwargs)  # fmt: skip
         if validation_data is not None:
             texts, labels = validation_data
-            packed = self._packed(texts)
-            validation_data = batch_dataset(
-                packed, self.encode_labels(labels), batch_size=batch_size, group=0
-            )
-        return super().fit(
-            dataset,
-            epochs=epochs,
-            steps_per_epoch=math.ceil(rows / batch_size),
-            verbose=verbose,
-            callbacks=callbacks,
-            validation_data=validation_data,
-            initial_epoch=initial_epoch,
-            shuffle=False,  # the dataset is shuffled, by seed and epoch
-            **kwargs,
-        )
+            validation_data = (self._packed(texts), self.encode_labels(labels))
+        return self.fit_packed(
+            self._packed(x), self.encode_labels(y), batch_size=batch_size, epochs=epochs,
+            initial_epoch=initial_epoch, seed=seed, group_by_length=group_by_length,
+            validation_data=validation_data, verbose=verbose, callbacks=callbacks, **kwargs,
+        )  # fmt: skip
 
     def predict(self, x, batch_size: int = 32, verbose=0, **kwargs):
         """Logits (or scores) of raw strings, a dataset or id inputs; rows in input order."""

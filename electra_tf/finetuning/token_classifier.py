@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import math
-
 import keras
 import numpy as np
 
-from electra_tf.data.batching import batch_dataset, ordered_batches, pad_batch, row_lengths
+from electra_tf.data.batching import ordered_batches, pad_batch, row_lengths
 from electra_tf.data.vocabulary import read_vocabulary
-from electra_tf.finetuning.config import FinetuneConfig
-from electra_tf.finetuning.optimizer import finetuning_optimizer
-from electra_tf.finetuning.text_classifier import inference_function
+from electra_tf.finetuning.text_task import INPUT_NAMES, TextTask
 from electra_tf.models.token_classifier_preprocessor import (
     IGNORED,
     ElectraTokenClassifierPreprocessor,
@@ -19,11 +15,9 @@ from electra_tf.models.token_classifier_preprocessor import (
 
 __all__ = ["ElectraTokenClassifier"]
 
-_INPUTS = ("token_ids", "padding_mask", "segment_ids")
-
 
 @keras.saving.register_keras_serializable(package="electra_tf")
-class ElectraTokenClassifier(keras.Model):
+class ElectraTokenClassifier(TextTask, keras.Model):
     """ELECTRA's encoder with a tag layer on every token, fitting and predicting on words.
 
     Each word's tag is read from its first WordPiece (`ElectraTokenClassifierPreprocessor`);
@@ -82,7 +76,7 @@ class ElectraTokenClassifier(keras.Model):
         self.built = True
 
     def call(self, inputs, training=None):
-        sequence = self.encoder({k: inputs[k] for k in _INPUTS}, training=training)
+        sequence = self.encoder({k: inputs[k] for k in INPUT_NAMES}, training=training)
         return self.output_dense(self.dropout(sequence, training=training))
 
     @classmethod
@@ -107,16 +101,6 @@ class ElectraTokenClassifier(keras.Model):
         """Cross-entropy over tags at each word's first piece (other positions ignored)."""
         return keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=IGNORED)
 
-    def compile(self, optimizer="auto", loss="auto", **kwargs):
-        """`keras.Model.compile`; "auto" as `ElectraTextClassifier.compile`."""
-        self._auto_optimizer = isinstance(optimizer, str) and optimizer == "auto"
-        arguments = dict(loss=self.default_loss() if loss == "auto" else loss, **kwargs)
-        object.__setattr__(self, "_compile_arguments", arguments)
-        super().compile(optimizer="adam" if self._auto_optimizer else optimizer, **arguments)
-
-    def get_compile_config(self):
-        return None
-
     def encode_tags(self, tags) -> list[list[int]]:
         """Tag ids of tag names (or ids), per sentence."""
         index = {name: i for i, name in enumerate(self.labels)}
@@ -125,65 +109,19 @@ class ElectraTokenClassifier(keras.Model):
         except KeyError as error:
             raise ValueError(f"Tag {error.args[0]!r} is not one of {self.labels}.") from None
 
-    def fit(
-        self,
-        x=None,
-        y=None,
-        batch_size: int = 32,
-        epochs: int = 1,
-        verbose="auto",
-        callbacks=None,
-        initial_epoch: int = 0,
-        seed: int | None = None,
-        group_by_length: bool = True,
-        **kwargs,
-    ):
+    def fit(self, x=None, y=None, batch_size: int = 32, epochs: int = 1, seed: int | None = None,
+            group_by_length: bool = True, **kwargs):  # fmt: skip
         """`keras.Model.fit` on sentences (word lists or whitespace-split texts) and their tags
-        (names or ids, one per word); batches as `ElectraTextClassifier.fit`."""
+        (names or ids, one per word), batched as `ElectraTextClassifier.fit`."""
         if not isinstance(x, list | tuple | np.ndarray):
-            return super().fit(
-                x,
-                y,
-                batch_size=batch_size,
-                epochs=epochs,
-                verbose=verbose,
-                callbacks=callbacks,
-                initial_epoch=initial_epoch,
-                **kwargs,
-            )
+            if not self.compiled:
+                self.compile()
+            return super().fit(x, y, batch_size=batch_size, epochs=epochs, **kwargs)
         packed = self.preprocessor.pack_all(x, tags=self.encode_tags(y))
-        labels = packed.pop("labels")
-        features = {name: packed[name] for name in _INPUTS}
-        rows = len(labels)
-        if not self.compiled:
-            self.compile()
-        if getattr(self, "_auto_optimizer", False) and int(self.optimizer.iterations.numpy()) == 0:
-            if not self.built:  # the layer-wise rates are set per variable
-                self.build()
-            config = FinetuneConfig().resolved(self.encoder.hidden_dim, epochs)
-            steps = math.ceil(rows / batch_size) * epochs
-            optimizer = finetuning_optimizer(self, config, steps)
-            super().compile(optimizer=optimizer, **self._compile_arguments)
-            self._auto_optimizer = False
-        seed = int(np.random.randint(2**31 - 1)) if seed is None else int(seed)
-        dataset = batch_dataset(
-            features,
-            labels,
-            batch_size=batch_size,
-            seed=seed,
-            epochs=range(initial_epoch, epochs),
-            group=50 if group_by_length else 0,
-        )
-        return super().fit(
-            dataset,
-            epochs=epochs,
-            steps_per_epoch=math.ceil(rows / batch_size),
-            verbose=verbose,
-            callbacks=callbacks,
-            initial_epoch=initial_epoch,
-            shuffle=False,
-            **kwargs,
-        )
+        return self.fit_packed(
+            packed, packed.pop("labels"), batch_size=batch_size, epochs=epochs, seed=seed,
+            group_by_length=group_by_length, **kwargs,
+        )  # fmt: skip
 
     def word_logits(self, x, batch_size: int = 32) -> tuple[list, np.ndarray]:
         """(`[N, W]` word mask, `[N, W, tags]` logits at each word's first piece) of sentences."""
@@ -191,9 +129,9 @@ class ElectraTokenClassifier(keras.Model):
         lengths = row_lengths(packed["padding_mask"])
         positions, mask = packed["word_positions"], packed["word_mask"]
         logits = np.zeros((*positions.shape, len(self.labels)), np.float32)
-        forward = inference_function(self)
+        forward = self.inference_function()
         for index in ordered_batches(lengths, batch_size):
-            batch = pad_batch({k: packed[k] for k in _INPUTS}, index, lengths)
+            batch = pad_batch({k: packed[k] for k in INPUT_NAMES}, index, lengths)
             outputs = np.asarray(forward({k: v.astype(np.int32) for k, v in batch.items()}))
             logits[index] = np.take_along_axis(outputs, positions[index][..., None], axis=1)
         return mask, logits
