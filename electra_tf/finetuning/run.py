@@ -312,5 +312,22 @@ def finetune_task(
     if read.skipped_ids:
         report["skipped_ids"] = sorted(read.skipped_ids)
     if output_dir is not None:
+        if data_dir is not None and not tfds:
+            report["submission"] = _glue_submission(task, output_dir, data_dir, progress)
         write_atomic(Path(output_dir) / "results.json", json.dumps(report, indent=2) + "\n")
     return report
+
+
+def _glue_submission(task: Task, output_dir, data_dir, progress) -> list[str]:
+    """The kept model's GLUE test predictions, in the GLUE server's files (if test files exist)."""
+    from electra_tf.finetuning.glue_submission import SUBMISSION_FILES, write_glue_submission
+    from electra_tf.finetuning.model_folder import load_finetuned
+
+    stems = SUBMISSION_FILES.get(task.name, {})
+    if not any((Path(data_dir) / f"{stem}.tsv").exists() for stem in stems):
+        return []
+    model, _ = load_finetuned(output_dir)
+    written = write_glue_submission(task, model, data_dir, Path(output_dir) / "submission")
+    if progress and written:
+        progress(f"[finetune] GLUE submission files: {', '.join(map(str, written))}")
+    return [str(path) for path in written]

@@ -60,3 +60,30 @@ def test_a_short_fine_tune_beats_the_majority_class(tmp_path, recwarn):
         json.loads((tmp_path / "out" / "results.json").read_text())["summary"] == report["summary"]
     )
     assert not shuffle_warnings(recwarn)
+
+
+def test_glue_test_files_become_the_servers_submission_files(tmp_path):
+    from electra_tf.finetuning.glue_submission import read_glue_test, write_glue_submission
+
+    vocab, train, dev = _toy_task(tmp_path)
+    write_lines(tmp_path / "test.tsv", ["index\tsentence", "0\tthe movie was good", "1\tbad"])
+    task = TASKS["sst2"]
+    indices, texts, pairs = read_glue_test(task, tmp_path / "test.tsv")
+    assert (indices, texts, pairs) == (["0", "1"], ["the movie was good", "bad"], None)
+
+    class Fixed:  # a model whose outputs are known
+        def predict(self, x, batch_size):
+            return np.array([[0.2, 0.9], [2.0, -1.0]])
+
+    written = write_glue_submission(task, Fixed(), tmp_path, tmp_path / "out")
+    assert [p.name for p in written] == ["SST-2.tsv"]
+    assert written[0].read_text() == "index\tprediction\n0\t1\n1\t0\n"
+    write_lines(tmp_path / "test_matched.tsv", ["index\tsentence1\tsentence2", "7\ta\tb"])
+
+    class Three:
+        def predict(self, x, batch_size):
+            assert x == (["a"], ["b"])
+            return np.array([[0.1, 0.2, 3.0]])
+
+    written = write_glue_submission(TASKS["mnli"], Three(), tmp_path, tmp_path / "out")
+    assert written[0].read_text() == "index\tprediction\n7\tneutral\n"
