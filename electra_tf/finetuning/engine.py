@@ -203,8 +203,10 @@ def train_seed(job, init, config, seed: int, folder, log=None) -> dict:
         "history": state["history"],
         "train_loss": [entry["loss"] for entry in state["history"]],
     }
+    # The chosen split was scored with these weights when they were best; the others now.
+    chosen = {k: v for k, v in state["best"].items() if k not in ("epoch", "loss")}
     for split in job.splits():
-        result[split] = job.score(model, split)
+        result[split] = chosen if split == job.selection else job.score(model, split)
     write_atomic(folder / "result.json", json.dumps(result, indent=2) + "\n")
     for _, child in _epoch_folders(folder):
         shutil.rmtree(child, ignore_errors=True)

@@ -114,13 +114,16 @@ def _check_request(folder: Path, request: dict) -> None:
         write_atomic(path, json.dumps({**request, "digest": _digest_request(request)}, indent=2))
 
 
-def _keep_best(job, init, config, folder: Path, runs: list[dict], info: dict, log) -> dict:
-    """Publishes the best seed's model as `folder/model/` if it is not there yet."""
+def _keep_best(job, init, config, folder: Path, runs: list[dict], info: dict, log):
+    """Publishes the best seed's model as `folder/model/` if it is not there yet.
+
+    Returns (the best seed's result, the model published now or None)."""
     metric, split = job.main_metric, job.selection
     best = max(runs, key=lambda run: (run[split][metric], -run["seed"]))
     model_dir = folder / "model"
     kept = read_model_info(model_dir) if (model_dir / "finetuned.json").exists() else None
     weights = folder / "seeds" / f"seed-{best['seed']}" / "best.weights.h5"
+    model = None
     if kept is None or kept.get("seed") != best["seed"]:
         if not weights.exists():
             raise ConfigError(f"The best seed's weights {weights} are missing; fine-tune again.")
@@ -145,7 +148,7 @@ def _keep_best(job, init, config, folder: Path, runs: list[dict], info: dict, lo
     for run in runs:  # other seeds' weights are no longer needed
         if run["seed"] != best["seed"]:
             (folder / "seeds" / f"seed-{run['seed']}" / "best.weights.h5").unlink(missing_ok=True)
-    return best
+    return best, model
 
 
 def _vocabulary(init: Initialization) -> list[str]:
@@ -154,13 +157,15 @@ def _vocabulary(init: Initialization) -> list[str]:
     return read_vocabulary(init.vocab_file)
 
 
-def _write_predictions(job, folder: Path, log) -> dict:
-    """Every evaluation split's predictions from the kept model, as JSON Lines."""
+def _write_predictions(job, folder: Path, model, log) -> dict:
+    """Every evaluation split's predictions from the kept model (`model`, or read from the
+    folder when None), as JSON Lines."""
     if not hasattr(job, "predictions"):
         return {}
-    from electra_tf.finetuning.model_folder import load_finetuned
+    if model is None:
+        from electra_tf.finetuning.model_folder import load_finetuned
 
-    model, _ = load_finetuned(folder)
+        model, _ = load_finetuned(folder)
     written = {}
     for split in job.examples:
         if split == "train" or not job.examples[split]:
@@ -226,13 +231,14 @@ def finetune(
         "lower_case": init.lower_case,
         **{k: v for k, v in request.items() if k != "config"},
     }
-    runs = []
+    runs, kept_model = [], None
     for seed in range(config.seed, config.seed + config.seeds):
         runs.append(train_seed(job, init, config, seed, folder / "seeds" / f"seed-{seed}", log))
         if log:
             shown = {n: {m: round(v, 4) for m, v in runs[-1][n].items()} for n in job.splits()}
             log(f"seed {seed} (best epoch {runs[-1]['best_epoch']}): {json.dumps(shown)}")
-        best = _keep_best(job, init, config, folder, runs, info, log)
+        best, published = _keep_best(job, init, config, folder, runs, info, log)
+        kept_model = published or kept_model
     report = {
         "task": task.name,
         "init": init.source,
@@ -243,7 +249,7 @@ def finetune(
         "summary": summarize(runs, job.splits()),
         "kept": {"seed": best["seed"], "epoch": best["best_epoch"], "selected_on": job.selection},
         "model": str(folder / "model"),
-        "predictions": _write_predictions(job, folder, log),
+        "predictions": _write_predictions(job, folder, kept_model, log),
         "seconds": round(time.perf_counter() - started, 1),
     }
     _write_results(folder, report, job)

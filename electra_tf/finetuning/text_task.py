@@ -11,7 +11,9 @@
 - `fit_packed(features, targets, ...)`: `keras.Model.fit` over packed rows in
   batches padded to their own longest row, grouped by length, the order of
   epoch e a function of the seed and e alone (`electra_tf.data.batching`);
-- `inference_function()`: the forward pass as one `tf.function` for every shape.
+- `inference_function()`: the forward pass as one `tf.function` for every shape;
+- `export_for_serving(out_dir)`: the SavedModel that takes raw text
+  (`electra_tf.serving.task_export`).
 """
 
 from __future__ import annotations
@@ -109,6 +111,16 @@ class TextTask:
     def inference_function(self):
         """`self(inputs, training=False)` as one `tf.function` (see `inference_function`)."""
         return inference_function(self)
+
+    def export_for_serving(self, out_dir, model_name: str = "classifier", version: int = 1,
+                           pair: bool = False):  # fmt: skip
+        """Writes `out_dir/<model_name>/<version>/`: one SavedModel, raw text in, label names
+        and probabilities out (`electra_tf.serving.task_export`); `pair` adds `text_pair`.
+        Keras's own `export` keeps only the id inputs."""
+        from electra_tf.serving.task_export import export_finetuned
+
+        info = {"kind": self.kind, "labels": self.labels, "pair": pair, "task": model_name}
+        return export_finetuned(self, info, out_dir, model_name=model_name, version=version)
 
 
 def inference_function(model):

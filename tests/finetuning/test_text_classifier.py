@@ -64,6 +64,12 @@ def test_a_classifier_learns_from_strings_and_round_trips_through_a_keras_file(t
     assert isinstance(loaded, ElectraTextClassifier) and loaded.labels == ["neg", "pos"]
     assert loaded.preprocessor.vocabulary == TOKENS
     np.testing.assert_allclose(loaded.predict(dev_texts), model.predict(dev_texts), atol=1e-6)
+    # Served from its SavedModel in a fresh process, the same labels.
+    from electra_tf.serving.fresh_process import classify_in_fresh_process
+
+    folder = loaded.export_for_serving(tmp_path / "serving", model_name="reviews")
+    served = classify_in_fresh_process(folder, dev_texts[:5])
+    assert [row["label"] for row in served] == predicted[:5]
     # A loaded model trains on.
     loaded.compile(optimizer=keras.optimizers.Adam(1e-3))
     loaded.fit(texts[:32], labels[:32], epochs=1, verbose=0)
