@@ -19,7 +19,7 @@ from test_fault_injection import SENTENCES, _children
 
 from electra_tf.data.corpus import CorpusError, TextSource
 from electra_tf.data.prepare import prepare_corpus
-from electra_tf.data.tfrecords import Manifest
+from electra_tf.data.tfrecords import DataError, Manifest, resolve_files
 from electra_tf.io import folders
 
 
@@ -151,6 +151,8 @@ def test_a_swap_killed_between_its_two_renames_is_undone_at_the_next_start(tmp_p
         _prepare(corpus, out, seed=7)
     monkeypatch.undo()
     assert not out.exists() and (tmp_path / ".data.old").is_dir()  # before: deleted next run
+    with pytest.raises(DataError, match=r"\.data\.old holds the folder's previous contents"):
+        resolve_files(f"{out}/pretrain-*.tfrecord")  # what pretrain --data says meanwhile
     (tmp_path / "empty").mkdir()
     (tmp_path / "empty" / "e.txt").write_text("")
     with pytest.raises(CorpusError, match="No usable text.*"):

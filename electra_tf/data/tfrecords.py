@@ -172,12 +172,16 @@ def resolve_files(spec: str) -> tuple[list[str], list[int] | None, Manifest | No
     for part in parts:
         matches = sorted(glob.glob(part))
         if not matches:
-            stale = Path(part).parent.with_name(f".{Path(part).parent.name}.prepare-old")
-            hint = (
-                f"; {stale} holds the folder's previous contents (an interrupted prepare): "
-                "rename it back or run prepare again"
-                if stale.exists()
-                else ""
+            folder = Path(part).parent
+            stale = [folder.with_name(f".{folder.name}.{end}") for end in ("old", "prepare-old")]
+            hint = next(
+                (
+                    f"; {old} holds the folder's previous contents (an interrupted prepare): "
+                    "run prepare again (it puts them back first) or rename it back"
+                    for old in stale
+                    if old.exists()
+                ),
+                "",
             )
             raise DataError(f"No file matches {part!r}; check the path or glob{hint}.")
         files.extend(matches)

@@ -190,6 +190,13 @@ class _Worker:
         )
 
 
+def _send(worker: _Worker, message) -> None:
+    try:
+        worker.connection.send(message)
+    except OSError:  # a broken pipe: the worker is gone
+        raise worker.died() from None
+
+
 def _start(settings, workers: int) -> list[_Worker]:
     context = multiprocessing.get_context("spawn")  # not fork: TensorFlow holds threads
     pool = []
@@ -261,14 +268,14 @@ def _dispatch(pool: list[_Worker], chunks, ledger: Ledger, bar) -> dict:
         for worker in pool:
             if worker.chunk is None and ahead is not None and not ledger.exhausted:
                 worker.chunk, owners[ahead.index] = ahead, worker
-                worker.connection.send(("chunk", ahead.index, ahead))
+                _send(worker, ("chunk", ahead.index, ahead))
                 ahead = next(chunks, None)
         if all(worker.chunk is None for worker in pool):
             return results
         for worker, (kind, index, payload) in _events(pool):
             if kind == "digests":
                 for decided, verdict in ledger.offer(index, payload):
-                    owners.pop(decided).connection.send(("verdict", decided, verdict))
+                    _send(owners.pop(decided), ("verdict", decided, verdict))
             elif kind == "done":
                 results[index] = payload
                 bar.done(worker.chunk, payload)
