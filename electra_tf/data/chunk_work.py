@@ -36,6 +36,8 @@ __all__ = [
     "ChunkWork",
     "chunk_seed",
     "document_digest",
+    "SegmentBuilder",
+    "example_rows",
     "describe_error",
     "worker_main",
 ]
@@ -159,7 +161,7 @@ class ChunkWork:
 
     def _pack(self, verdict: Verdict) -> list:
         ids, settings = self.special_ids, self.settings
-        builder = ExampleBuilder(
+        builder = SegmentBuilder(
             settings.sequence_length,
             ids["cls"],
             ids["sep"],
@@ -177,11 +179,9 @@ class ChunkWork:
         return [example for example in examples if example is not None], tokenized
 
     def _write(self, examples: list) -> ChunkResult:
-        settings, index = self.settings, self.chunk.index
-        length = settings.sequence_length
-        ids, mask, segments = (
-            np.array([example[k] for example in examples], np.int64).reshape(-1, length)
-            for k in range(3)
+        settings, index, special = self.settings, self.chunk.index, self.special_ids
+        ids, mask, segments = example_rows(
+            examples, settings.sequence_length, special["cls"], special["sep"], special["pad"]
         )
         pattern = f"chunk-{index:06d}-{{:04d}}.tfrecord"
         writer = ShardWriter(settings.folder, settings.examples_per_shard, pattern)
@@ -190,6 +190,38 @@ class ChunkWork:
         real = ids[mask.astype(bool)]
         unigram = np.bincount(real, minlength=self.vocabulary_size).astype(np.int64)
         return ChunkResult(index, writer.close(), len(ids), int(real.size), unigram, self.stats)
+
+
+class SegmentBuilder(ExampleBuilder):
+    """`ExampleBuilder` whose examples are its `(first, second)` segments, unpadded:
+    `example_rows` makes the three rows of many at once."""
+
+    def _make_example(self, first, second):
+        return first, second
+
+
+def example_rows(examples, length: int, cls_id: int, sep_id: int, pad_id: int = 0):
+    """`[examples, length]` ids, mask and segment ids of `(first, second)` segment pairs,
+    laid out as `ExampleBuilder` lays out one: `[CLS] A [SEP] B [SEP]`, padded.
+
+    >>> ids, mask, segments = example_rows([([7, 8], [9]), ([7], [])], 6, cls_id=2, sep_id=3)
+    >>> ids.tolist()
+    [[2, 7, 8, 3, 9, 3], [2, 7, 3, 0, 0, 0]]
+    >>> mask.tolist(), segments.tolist()
+    ([[1, 1, 1, 1, 1, 1], [1, 1, 1, 0, 0, 0]], [[0, 0, 0, 0, 1, 1], [0, 0, 0, 0, 0, 0]])
+    """
+    count = len(examples)
+    ids = np.full((count, length), pad_id, np.int64)
+    firsts = np.fromiter((len(first) for first, _ in examples), np.int64, count)
+    seconds = np.fromiter((len(second) for _, second in examples), np.int64, count)
+    for row, (first, second) in enumerate(examples):
+        values = [cls_id, *first, sep_id, *second, sep_id] if second else [cls_id, *first, sep_id]
+        ids[row, : len(values)] = values
+    ends = firsts + 2 + np.where(seconds > 0, seconds + 1, 0)
+    position = np.arange(length)
+    mask = (position < ends[:, None]).astype(np.int64)
+    segments = ((position >= firsts[:, None] + 2) & (position < ends[:, None])).astype(np.int64)
+    return ids, mask, segments
 
 
 def describe_error(error: BaseException) -> tuple[bool, str]:

@@ -145,3 +145,27 @@ def test_verdicts_do_not_depend_on_the_order_digests_come_in():
         if deduplicate:  # the first of each digest, in reading order
             first = list(dict.fromkeys(d for c in chunks for d in c))
             assert kept == [d for d in first if d in set(sum(chunks, [])[:counted])]
+
+
+def test_rows_of_segments_equal_the_builder_s_padded_examples():
+    import random
+
+    import numpy as np
+
+    from electra_tf.data.chunk_work import SegmentBuilder, example_rows
+
+    rng = random.Random(2)
+    sentences = [[rng.randrange(5, 99) for _ in range(rng.randrange(1, 40))] for _ in range(900)]
+    padded, segmented = ExampleBuilder(48, CLS, SEP, seed=4), SegmentBuilder(48, CLS, SEP, seed=4)
+    expected, pairs = [], []
+    for number, sentence in enumerate(sentences):
+        expected.append(padded.add_sentence(sentence))
+        pairs.append(segmented.add_sentence(sentence))
+        if number % 7 == 6:  # a document ends
+            expected.append(padded.end_document())
+            pairs.append(segmented.end_document())
+    expected = [e for e in expected if e is not None]
+    rows = example_rows([p for p in pairs if p is not None], 48, CLS, SEP)
+    assert len(expected) > 100
+    for k, matrix in enumerate(rows):
+        np.testing.assert_array_equal(matrix, np.array([e[k] for e in expected]))
