@@ -43,18 +43,6 @@ def truncate_pair_lengths(length_a, length_b, budget):
     return tf.where(fits, length_a, kept_a), tf.where(fits, length_b, tf.minimum(length_b, kept_b))
 
 
-def _keep_prefix(ragged, lengths):
-    splits = ragged.row_splits.dtype
-    positions = tf.ragged.range(ragged.row_lengths(), row_splits_dtype=splits)
-    return tf.ragged.boolean_mask(ragged, positions < tf.cast(lengths, positions.dtype)[:, None])
-
-
-def _int32(segment):
-    # int32 ids and row splits: ragged ops on int64 row lengths include an int64 Transpose,
-    # which oneDNN reports on stderr ("oneDNN supports DT_INT64 only on ... AVX-512").
-    return tf.cast(segment, tf.int32).with_row_splits_dtype(tf.int32)
-
-
 def pack_inputs(
     segment_a, segment_b=None, *, sequence_length: int, cls_id: int, sep_id: int, pad_id: int = 0
 ):
@@ -79,31 +67,39 @@ def pack_inputs(
     >>> packed["segment_ids"].numpy().tolist()[1]
     [0, 0, 0, 1, 1, 1, 1, 1]
     """
-    segment_a = _int32(segment_a)
-    batch = segment_a.nrows()
-    length = tf.cast(sequence_length, tf.int32)  # a Python int or a scalar tensor
-    cls = tf.fill([batch, 1], cls_id)
-    sep = tf.fill([batch, 1], sep_id)
+    dense = isinstance(sequence_length, int)  # a Python int keeps the static length
+    length = tf.cast(sequence_length, tf.int32)
+    a_ids = tf.cast(segment_a, tf.int32)
+    batch = a_ids.nrows(out_type=tf.int32)
+    shape = [None, sequence_length] if dense else tf.stack([batch, length])
+    # Row by row, the lengths kept; then every position is filled by index arithmetic, with
+    # no ragged concatenation (whose integer Transpose oneDNN reports on stderr).
+    length_a = tf.cast(a_ids.row_lengths(), tf.int32)
     if segment_b is None:
-        kept = tf.minimum(segment_a.row_lengths(), length - 2)
-        a = _keep_prefix(segment_a, kept)
-        ids = tf.concat([cls, a, sep], axis=1)
-        segments = tf.zeros_like(ids)
+        kept_a = tf.minimum(length_a, length - 2)[:, None]  # [B, 1]
+        kept_b = tf.zeros_like(kept_a)
+        b_ids = None
     else:
-        segment_b = _int32(segment_b)
+        b_ids = tf.cast(segment_b, tf.int32)
         kept_a, kept_b = truncate_pair_lengths(
-            segment_a.row_lengths(), segment_b.row_lengths(), length - 3
+            length_a, tf.cast(b_ids.row_lengths(), tf.int32), length - 3
         )
-        a, b = _keep_prefix(segment_a, kept_a), _keep_prefix(segment_b, kept_b)
-        first = tf.concat([cls, a, sep], axis=1)
-        second = tf.concat([b, sep], axis=1)
-        ids = tf.concat([first, second], axis=1)
-        segments = tf.concat([tf.zeros_like(first), tf.ones_like(second)], axis=1)
-    # A Python int keeps the static shape [None, sequence_length].
-    shape = (
-        [None, sequence_length] if isinstance(sequence_length, int) else tf.stack([batch, length])
-    )
-    token_ids = ids.to_tensor(default_value=pad_id, shape=shape)
-    padding_mask = tf.ones_like(ids).to_tensor(default_value=0, shape=shape)
-    segment_ids = segments.to_tensor(default_value=0, shape=shape)
+        kept_a, kept_b = kept_a[:, None], kept_b[:, None]
+    j = tf.range(sequence_length if dense else length)[None, :]  # [1, L]
+    after_a = kept_a + 2  # where B starts, or the end of a single segment
+    total = after_a + (kept_b + 1 if b_ids is not None else 0)
+
+    def read(ids, start):  # [B, L]: ids[row, j - start], the index clipped into the row
+        columns = ids.to_tensor(default_value=pad_id, shape=shape)  # [B, L]
+        index = tf.clip_by_value(j - start, 0, tf.shape(columns)[1] - 1)
+        return tf.gather(columns, tf.broadcast_to(index, tf.shape(columns)), batch_dims=1)
+
+    token_ids = tf.where(j < after_a - 1, read(a_ids, 1), sep_id)
+    if b_ids is not None:
+        token_ids = tf.where((j >= after_a) & (j < total - 1), read(b_ids, after_a), token_ids)
+    token_ids = tf.where(j == 0, cls_id, tf.where(j < total, token_ids, pad_id))
+    padding_mask = tf.cast(j < total, tf.int32)
+    segment_ids = tf.cast((j >= after_a) & (j < total), tf.int32)
+    if b_ids is None:
+        segment_ids = tf.zeros_like(segment_ids)
     return {"token_ids": token_ids, "padding_mask": padding_mask, "segment_ids": segment_ids}
