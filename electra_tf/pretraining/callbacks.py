@@ -177,13 +177,16 @@ class NonfiniteGuard(keras.callbacks.Callback):
 
     def _verdict(self, step, skipped, loss) -> str | None:
         if skipped:
-            return f"step {step} was skipped (its loss or gradient was not finite)"
+            return f"step {step} was skipped for a loss or gradient that was not finite"
         if loss is None or not math.isfinite(loss):
             return None
         limit = self.spike * max(self.recent) if self.recent else math.inf
         self.recent = (self.recent + [loss])[-self.window :]
         if loss > limit > 0:
-            return f"step {step}'s loss {loss:.4g} left its recent range (above {limit:.4g})"
+            return (
+                f"step {step}'s loss jumped to {loss:.4g}, over {self.spike:g} times its recent "
+                f"maximum ({limit / self.spike:.4g})"
+            )
         return None
 
     def on_train_batch_end(self, batch, logs=None):

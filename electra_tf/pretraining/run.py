@@ -347,14 +347,17 @@ def _diverged(guard: NonfiniteGuard, checkpointer: Checkpointer, train) -> Train
         else "no good checkpoint was written"
     )
     if moved:
-        kept += f" (the {len(moved)} written after {guard.first_sign} are now step-N.unhealthy)"
+        kept += f"; the {len(moved)} written after {guard.first_sign} are now step-N.unhealthy"
     if train.on_nonfinite == "stop":
         what, advice = "a step", "or set train.on_nonfinite=skip"
     else:
         what = f"{guard.in_a_row} steps in a row"
         advice = f"or raise train.max_nonfinite_skips (now {train.max_nonfinite_skips})"
+    cause = "a non-finite loss or gradient norm"
+    if train.mixed_precision == "mixed_float16":
+        cause = "non-finite gradients at the loss scale's floor, or a non-finite moment"
     return TrainingDiverged(
-        f"Training diverged at step {guard.failed_at}: {what} had a non-finite loss or "
-        f"gradient norm, whose update was not applied, and {kept}; lower "
-        f"train.learning_rate (now {train.learning_rate:g}) {advice}, then rerun to resume."
+        f"Training diverged at step {guard.failed_at}: {what} had {cause}, whose update "
+        f"was not applied, and {kept}; lower train.learning_rate (now "
+        f"{train.learning_rate:g}) {advice}, then rerun to resume."
     )
