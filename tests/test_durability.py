@@ -273,14 +273,17 @@ def _fail_saved_model_save(monkeypatch):
     monkeypatch.setattr(tf.saved_model, "save", save)
 
 
+@pytest.mark.parametrize("exists", [True, False], ids=["folder", "new folder"])
 @pytest.mark.parametrize("code", [errno.EROFS, errno.ENOSPC])
 def test_a_run_into_a_folder_it_cannot_write_gets_one_sentence_and_no_file(
-    tmp_path, monkeypatch, capsys, code
+    tmp_path, monkeypatch, capsys, code, exists
 ):
     data = write_packed(tmp_path / "data", n=32, seq=16)
-    run = tmp_path / "run"
-    run.mkdir()
-    _deny_writes(monkeypatch, run, code)
+    run = tmp_path / "out" / "run"
+    (tmp_path / "out").mkdir()
+    if exists:
+        run.mkdir()
+    _deny_writes(monkeypatch, tmp_path / "out", code)
     assert _pretrain(data, run, steps=2) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1] == (
@@ -288,7 +291,8 @@ def test_a_run_into_a_folder_it_cannot_write_gets_one_sentence_and_no_file(
         "or choose a writable --output-dir."
     )
     assert "Traceback" not in "\n".join(err)
-    assert sorted(p.name for p in run.rglob("*")) == []  # no 0-byte config.json, no probe
+    # No 0-byte config.json, no probe file, and no folder the run created.
+    assert sorted(p.name for p in (tmp_path / "out").rglob("*")) == (["run"] if exists else [])
 
 
 @pytest.mark.parametrize("fault", ["read-only", "full", "refused mid-save"])

@@ -219,18 +219,25 @@ def probe_writable(folder) -> Path:
     """Creates `folder` (and its parents) and writes, syncs and removes a small file there.
 
     Raises:
-        OSError: the folder cannot be created or written (read-only, full, no permission).
+        OSError: the folder cannot be created or written (read-only, full, no permission);
+            the folders this call created are removed again.
     """
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    created = [p for p in (folder, *folder.parents) if not p.exists()]
     probe = folder / f".write-probe-{os.getpid()}.tmp"
     try:
+        folder.mkdir(parents=True, exist_ok=True)
         with open(probe, "wb") as handle:
             handle.write(b"\0" * 4096)
             handle.flush()
             os.fsync(handle.fileno())
-    finally:
+    except OSError:
         probe.unlink(missing_ok=True)
+        for path in created:  # deepest first
+            with contextlib.suppress(OSError):
+                path.rmdir()
+        raise
+    probe.unlink()
     return folder
 
 
