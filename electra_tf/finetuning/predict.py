@@ -46,7 +46,7 @@ class _SavedModelPredictor:
                 f"{folder} is an encoder export, not a fine-tuned model; fine-tune it first."
             )
         self.info, self.kind, self.pair = config, config["task_kind"], bool(config["pair"])
-        self.labels = [str(name) for name in config["labels"]]
+        self.labels = [str(name) for name in config["labels"] or []]
         self.signature = tf.saved_model.load(str(folder)).signatures["serving_default"]
 
     def __call__(self, texts, pairs=None) -> list[dict]:

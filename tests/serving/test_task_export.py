@@ -89,6 +89,16 @@ def test_the_text_export_answers_as_the_keras_model(tmp_path, kind):
     np.testing.assert_allclose(out["ids/outputs"], logits, atol=1e-5)
     np.testing.assert_allclose(out["examples/outputs"], logits, atol=1e-5)
     assert "input_mask must hold 0 (padding) or 1" in str(out["error/bad_mask"])
+    # `electra-tf predict --model EXPORT` reads the same answers back, as the run's rows.
+    from electra_tf.finetuning.predict import open_predictor
+
+    rows = open_predictor(folder.parent)(TEXTS, PAIRS if pair else None)
+    for row, want in zip(rows, decoded):
+        for key, value in want.items():
+            if key == "probabilities":
+                assert row[key] == pytest.approx(value, abs=1e-5)
+            else:
+                assert row[key] == pytest.approx(value, abs=1e-5) if key == "score" else value
     if kind == "regression":
         np.testing.assert_allclose(out["text/score"], logits, atol=1e-5)
         return
@@ -128,5 +138,10 @@ def test_the_tagging_export_tags_whitespace_words_as_the_keras_model(tmp_path):
         assert list(words[:count]) == row["words"]
         assert list(tags[:count]) == row["tags"]
     assert expected[2]["tags"][-1] == "" and out["text/tag_ids"][2, 10] == -1  # past 10 pieces
+    from electra_tf.finetuning.predict import open_predictor
+
+    rows = open_predictor(folder)(texts)
+    assert [r["tags"] for r in rows] == [r["tags"] for r in expected]
+    assert [r["words"] for r in rows] == [r["words"] for r in expected]
     np.testing.assert_allclose(out["ids/outputs"], model.predict_on_batch(dict(
         token_ids=ids, padding_mask=mask, segment_ids=types)), atol=1e-5)  # fmt: skip
