@@ -77,9 +77,10 @@ def test_a_killed_worker_ends_prepare_in_one_sentence_naming_its_input(tmp_path)
     _, stderr = process.communicate(timeout=120)
     said = [line for line in stderr.decode().splitlines() if line.startswith("electra-tf")]
     assert process.returncode == 2 and len(said) == 1, stderr.decode()[-2000:]
-    assert f"a prepare worker (pid {victim}) was killed (signal 9)" in said[0]
+    assert f"A prepare worker (pid {victim}) was killed (signal 9) while packing " in said[0]
     assert re.search(r"doc\d{4}\.txt from byte [\d,]+ .*\(chunk \d+\)", said[0]), said[0]
-    assert "the previous output is unchanged" in said[0] and "Traceback" not in stderr.decode()
+    assert said[0].endswith("use fewer --workers (the previous output is unchanged).")
+    assert "Traceback" not in stderr.decode()
     assert _digest(out) == before and not scratch.exists()  # no scratch, no lock left
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus", "data", "vocab.txt"]
 

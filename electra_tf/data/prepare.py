@@ -223,6 +223,11 @@ def _check_replaceable(output_dir: Path) -> None:
 def _failure(error: BaseException, output_dir: Path) -> CorpusError:
     """The one sentence for a failed prepare (the previous output is always kept)."""
     kept = "the previous output is unchanged" if output_dir.exists() else "nothing was kept"
+    if isinstance(error, ChunkFailed) and error.kind == "died":
+        return CorpusError(
+            f"{error.reason} while packing {error.where}; if the machine ran out of memory, "
+            f"use fewer --workers ({kept})."
+        )
     if isinstance(error, ChunkFailed) and not error.is_io:
         return CorpusError(f"Preparing {error.where} failed ({error.reason}); {kept}.")
     reason = getattr(error, "reason", None) or getattr(error, "strerror", None) or error

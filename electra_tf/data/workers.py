@@ -25,11 +25,19 @@ __all__ = ["Ledger", "ChunkFailed", "RunTiming", "run_chunks"]
 
 
 class ChunkFailed(RuntimeError):
-    """A chunk that could not be turned into examples: `where` it was, and why."""
+    """A chunk that could not be turned into examples: `where` it was, and why.
 
-    def __init__(self, where: str, reason: str, is_io: bool = False):
+    `kind` is "io" (a write failed), "died" (the worker process ended: `reason` says
+    how) or "error" (anything else).
+    """
+
+    def __init__(self, where: str, reason: str, kind: str = "error"):
         super().__init__(f"{where}: {reason}")
-        self.where, self.reason, self.is_io = where, reason, is_io
+        self.where, self.reason, self.kind = where, reason, kind
+
+    @property
+    def is_io(self) -> bool:
+        return self.kind == "io"
 
 
 class Ledger:
@@ -98,7 +106,8 @@ class RunTiming:
 
 
 class _Progress:
-    """A progress bar over the input's on-disk bytes, with tokens/s (tqdm: MB/s and ETA)."""
+    """Follows finished chunks: a progress bar over the input's on-disk bytes with tokens/s
+    (tqdm adds MB/s and the ETA), the workers' summed time, and the caller's hook."""
 
     def __init__(self, enabled: bool, total_bytes: int | None):
         self.enabled, self.total, self.bar, self.tokens = enabled, total_bytes, None, 0
@@ -163,7 +172,7 @@ def _run_here(chunks, settings, workers, ledger, bar):
             results[chunk.index] = work.finish(verdict)
         except Exception as error:
             is_io, reason = describe_error(error)
-            raise ChunkFailed(chunk.where(), reason, is_io) from error
+            raise ChunkFailed(chunk.where(), reason, "io" if is_io else "error") from error
         bar.done(chunk, results[chunk.index])
         if ledger.exhausted:
             break
@@ -182,12 +191,8 @@ class _Worker:
         self.process.join(1)
         code = self.process.exitcode
         how = f"was killed (signal {-code})" if code and code < 0 else f"exited ({code})"
-        where = self.chunk.where() if self.chunk is not None else "its start"
-        return ChunkFailed(
-            where,
-            f"a prepare worker (pid {self.process.pid}) {how}; if the machine ran out of "
-            "memory, use fewer --workers",
-        )
+        where = self.chunk.where() if self.chunk is not None else "no chunk (it was starting)"
+        return ChunkFailed(where, f"A prepare worker (pid {self.process.pid}) {how}", "died")
 
 
 def _send(worker: _Worker, message) -> None:
@@ -237,8 +242,9 @@ def _events(pool: list[_Worker]):
                 raise worker.died() from None
             if message[0] == "error":
                 is_io, reason = message[2]
+                kind = "io" if is_io else "error"
                 where = worker.chunk.where() if worker.chunk is not None else "its start"
-                raise ChunkFailed(where, reason, is_io)
+                raise ChunkFailed(where, reason, kind)
             yield worker, message
         elif worker.process.sentinel in ready:
             raise worker.died()
