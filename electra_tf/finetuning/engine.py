@@ -31,12 +31,15 @@ from pathlib import Path
 
 import keras
 import numpy as np
+import tensorflow as tf
 
 from electra_tf.config import ConfigError
 from electra_tf.finetuning.optimizer import finetuning_optimizer
 from electra_tf.io.durable import (
     fsync_path,
-    publish_folder,
+    os_reason,
+    publishing,
+    remove_folder,
     verify_record,
     write_atomic,
     write_record,
@@ -125,23 +128,19 @@ class EpochSelection(keras.callbacks.Callback):
 
     def _write_epoch(self, epoch: int) -> None:
         final = self.folder / f"epoch-{epoch:04d}"
-        scratch = self.folder / f".epoch-{epoch:04d}.tmp"
-        shutil.rmtree(scratch, ignore_errors=True)
-        scratch.mkdir(parents=True)
         try:
-            checkpoint_object(self.model).write(str(scratch / "ckpt"))
-            (scratch / "state.json").write_text(json.dumps(self.state, indent=2) + "\n")
-            write_record(scratch)
-            publish_folder(scratch, final)
-        except OSError as error:
-            shutil.rmtree(scratch, ignore_errors=True)
+            with publishing(final) as scratch:
+                checkpoint_object(self.model).write(str(scratch / "ckpt"))
+                (scratch / "state.json").write_text(json.dumps(self.state, indent=2) + "\n")
+                write_record(scratch)
+        except (OSError, tf.errors.OpError) as error:
             raise ConfigError(
-                f"Could not write {final} ({error.strerror or error}); free space or choose a "
-                "writable --output-dir. The previous epoch's checkpoint is untouched."
+                f"Could not write {final} ({os_reason(error)}); free space or choose a writable "
+                "--output-dir. The previous epoch's checkpoint is untouched."
             ) from None
         for number, older in _epoch_folders(self.folder):
             if number < epoch:
-                shutil.rmtree(older, ignore_errors=True)
+                remove_folder(older)
 
 
 def _resume(model, folder: Path, log) -> tuple[int, dict]:
@@ -180,6 +179,8 @@ def train_seed(job, init, config, seed: int, folder, log=None) -> dict:
     folder = Path(folder)
     done = read_json(folder / "result.json")
     if done is not None:
+        for _, child in _epoch_folders(folder):  # left by a kill right after result.json
+            remove_folder(child)
         return done
     folder.mkdir(parents=True, exist_ok=True)
     keras.utils.set_random_seed(seed)  # the head's initialization and dropout
@@ -209,5 +210,5 @@ def train_seed(job, init, config, seed: int, folder, log=None) -> dict:
         result[split] = chosen if split == job.selection else job.score(model, split)
     write_atomic(folder / "result.json", json.dumps(result, indent=2) + "\n")
     for _, child in _epoch_folders(folder):
-        shutil.rmtree(child, ignore_errors=True)
+        remove_folder(child)
     return result

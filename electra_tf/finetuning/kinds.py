@@ -32,7 +32,7 @@ from electra_tf.finetuning.text_task import INPUT_NAMES, inference_function
 from electra_tf.models.finetuning import ElectraSpanExtractor
 from electra_tf.models.text_classifier_preprocessor import ElectraTextClassifierPreprocessor
 
-__all__ = ["TextJob", "SpanJob", "encode_examples", "score", "text_metrics", "METRICS"]
+__all__ = ["Job", "TextJob", "SpanJob", "encode_examples", "score", "text_metrics", "METRICS"]
 
 METRICS = {
     "accuracy": metric_functions.accuracy,
@@ -88,37 +88,14 @@ def text_metrics(task: Task, targets, outputs) -> dict:
     return score(task, targets, np.argmax(outputs, axis=-1))
 
 
-class TextJob:
-    """Classification (one label or several) and regression on the [CLS] vector.
-
-    Args:
-        task: the task (its kind, label names and metrics).
-        splits: {"train": [Example], "dev": [...], ...}; rows are texts with raw labels
-            (names or ids; lists for multi-label; numbers for regression).
-    """
+class Job:
+    """What the raw-text jobs share: the task and its splits, the main metric, the training
+    rows, the labelled evaluation splits, the model's loss, an encoder and preprocessor."""
 
     def __init__(self, task: Task, splits: dict):
         self.task = task
         self.examples = splits
         self.main_metric = task.metrics[0]
-        self._targets = {}
-
-    def build(self, init, config) -> ElectraTextClassifier:
-        encoder = init.build_encoder(dropout=config.dropout)
-        preprocessor = ElectraTextClassifierPreprocessor(
-            read_vocabulary(init.vocab_file),
-            lower_case=init.lower_case,
-            sequence_length=min(config.max_seq_length, encoder.max_sequence_length),
-        )
-        model = ElectraTextClassifier(
-            encoder,
-            labels=list(self.task.labels) or None,
-            kind=self.task.kind,
-            preprocessor=preprocessor,
-            dropout=config.dropout,
-        )
-        model.build()
-        return model
 
     def compile_arguments(self, model) -> dict:
         return {"loss": model.default_loss()}
@@ -133,6 +110,44 @@ class TextJob:
             for name, rows in self.examples.items()
             if name != "train" and rows and all(e.label is not None for e in rows)
         ]
+
+    def encoder_and_preprocessor(self, init, config, preprocessor_class):
+        """A fresh copy of `init`'s encoder and a preprocessor of its vocabulary and casing."""
+        encoder = init.build_encoder(dropout=config.dropout)
+        preprocessor = preprocessor_class(
+            read_vocabulary(init.vocab_file),
+            lower_case=init.lower_case,
+            sequence_length=min(config.max_seq_length, encoder.max_sequence_length),
+        )
+        return encoder, preprocessor
+
+
+class TextJob(Job):
+    """Classification (one label or several) and regression on the [CLS] vector.
+
+    Args:
+        task: the task (its kind, label names and metrics).
+        splits: {"train": [Example], "dev": [...], ...}; rows are texts with raw labels
+            (names or ids; lists for multi-label; numbers for regression).
+    """
+
+    def __init__(self, task: Task, splits: dict):
+        super().__init__(task, splits)
+        self._targets = {}
+
+    def build(self, init, config) -> ElectraTextClassifier:
+        encoder, preprocessor = self.encoder_and_preprocessor(
+            init, config, ElectraTextClassifierPreprocessor
+        )
+        model = ElectraTextClassifier(
+            encoder,
+            labels=list(self.task.labels) or None,
+            kind=self.task.kind,
+            preprocessor=preprocessor,
+            dropout=config.dropout,
+        )
+        model.build()
+        return model
 
     def texts(self, split: str):
         rows = self.examples[split]

@@ -19,39 +19,38 @@ The folder is written under a scratch name and published in one rename
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 from electra_tf.config import ConfigError
 from electra_tf.finetuning.initialization import FINETUNED_MARKER, FINETUNED_MODEL
-from electra_tf.io.durable import publish_folder, verify_record, write_record
+from electra_tf.io.durable import os_reason, publishing, verify_record, write_record
 
 __all__ = ["write_model_folder", "load_finetuned", "model_folder_of", "read_model_info"]
 
 
 def write_model_folder(model, folder, info: dict) -> Path:
-    """Writes `model` and `info` as a verified model folder at `folder` (replacing it)."""
+    """Writes `model` and `info` as a verified model folder at `folder` (replacing it).
+
+    `info["vocabulary_tokens"]` gives the vocabulary when the model has no preprocessor.
+    """
     folder = Path(folder)
-    scratch = folder.with_name(f".{folder.name}.tmp")
-    shutil.rmtree(scratch, ignore_errors=True)
-    scratch.mkdir(parents=True)
     try:
-        model.save(scratch / FINETUNED_MODEL)
-        vocabulary = info.get("vocabulary_tokens")
-        if vocabulary is None and getattr(model, "preprocessor", None) is not None:
-            vocabulary = model.preprocessor.vocabulary
-        if vocabulary is not None:
-            (scratch / "vocab.txt").write_text("".join(f"{t}\n" for t in vocabulary), "utf-8")
-        info = {k: v for k, v in info.items() if k != "vocabulary_tokens"}
-        (scratch / FINETUNED_MARKER).write_text(json.dumps(info, indent=2) + "\n")
-        write_record(scratch)
-        return publish_folder(scratch, folder)
+        with publishing(folder) as scratch:
+            model.save(scratch / FINETUNED_MODEL)
+            vocabulary = info.get("vocabulary_tokens")
+            if vocabulary is None and getattr(model, "preprocessor", None) is not None:
+                vocabulary = model.preprocessor.vocabulary
+            if vocabulary is not None:
+                (scratch / "vocab.txt").write_text("".join(f"{t}\n" for t in vocabulary), "utf-8")
+            info = {k: v for k, v in info.items() if k != "vocabulary_tokens"}
+            (scratch / FINETUNED_MARKER).write_text(json.dumps(info, indent=2) + "\n")
+            write_record(scratch)
     except OSError as error:
-        shutil.rmtree(scratch, ignore_errors=True)
         raise ConfigError(
-            f"Could not write the model folder {folder} ({error.strerror or error}); free space "
-            "or choose a writable --output-dir."
+            f"Could not write the model folder {folder} ({os_reason(error)}); free space or "
+            "choose a writable --output-dir."
         ) from None
+    return folder
 
 
 def model_folder_of(path) -> Path:

@@ -15,7 +15,7 @@ import dataclasses
 from pathlib import Path
 
 from electra_tf.config import ConfigError
-from electra_tf.data.vocabulary import read_vocabulary
+from electra_tf.finetuning.kinds import Job
 from electra_tf.finetuning.readers import ReadReport, utf8_text
 from electra_tf.finetuning.token_classifier import ElectraTokenClassifier
 from electra_tf.metrics import entity_scores
@@ -92,39 +92,17 @@ def read_conll(path, needs_labels: bool = True) -> tuple[list, ReadReport]:
     return sentences, report
 
 
-class TaggingJob:
+class TaggingJob(Job):
     """Per-word tags with `ElectraTokenClassifier` (see `electra_tf.finetuning.kinds`)."""
 
-    def __init__(self, task, splits: dict):
-        self.task = task
-        self.examples = splits
-        self.main_metric = task.metrics[0]
-
     def build(self, init, config) -> ElectraTokenClassifier:
-        encoder = init.build_encoder(dropout=config.dropout)
-        preprocessor = ElectraTokenClassifierPreprocessor(
-            read_vocabulary(init.vocab_file),
-            lower_case=init.lower_case,
-            sequence_length=min(config.max_seq_length, encoder.max_sequence_length),
+        encoder, preprocessor = self.encoder_and_preprocessor(
+            init, config, ElectraTokenClassifierPreprocessor
         )
-        model = ElectraTokenClassifier(
-            encoder, list(self.task.labels), preprocessor, config.dropout
-        )
+        labels = list(self.task.labels)
+        model = ElectraTokenClassifier(encoder, labels, preprocessor, config.dropout)
         model.build()
         return model
-
-    def compile_arguments(self, model) -> dict:
-        return {"loss": model.default_loss()}
-
-    def rows(self) -> int:
-        return len(self.examples["train"])
-
-    def splits(self) -> list[str]:
-        return [
-            name
-            for name, rows in self.examples.items()
-            if name != "train" and rows and all(s.label is not None for s in rows)
-        ]
 
     def fit(self, model, config, seed: int, initial_epoch: int, callbacks) -> None:
         train = self.examples["train"]

@@ -290,19 +290,4 @@ class ElectraTextClassifier(TextTask, ElectraClassifier):
     def get_config(self):
         config = super().get_config()
         config.pop("num_outputs")
-        config.update(
-            labels=self.labels,
-            kind=self.kind,
-            preprocessor=None
-            if self.preprocessor is None
-            else keras.saving.serialize_keras_object(self.preprocessor),
-        )
-        return config
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        config["encoder"] = keras.saving.deserialize_keras_object(config["encoder"])
-        if config.get("preprocessor") is not None:
-            config["preprocessor"] = keras.saving.deserialize_keras_object(config["preprocessor"])
-        return cls(**config)
+        return {**config, **self.parts_config(), "labels": self.labels, "kind": self.kind}

@@ -112,6 +112,24 @@ class TextTask:
         """`self(inputs, training=False)` as one `tf.function` (see `inference_function`)."""
         return inference_function(self)
 
+    def parts_config(self) -> dict:
+        """The serialized encoder and preprocessor, for `get_config`."""
+        preprocessor = self.preprocessor
+        return {
+            "encoder": keras.saving.serialize_keras_object(self.encoder),
+            "preprocessor": None
+            if preprocessor is None
+            else keras.saving.serialize_keras_object(preprocessor),
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["encoder"] = keras.saving.deserialize_keras_object(config["encoder"])
+        if config.get("preprocessor") is not None:
+            config["preprocessor"] = keras.saving.deserialize_keras_object(config["preprocessor"])
+        return cls(**config)
+
     def export_for_serving(self, out_dir, model_name: str = "classifier", version: int = 1,
                            pair: bool = False):  # fmt: skip
         """Writes `out_dir/<model_name>/<version>/`: one SavedModel, raw text in, label names
@@ -130,6 +148,10 @@ def inference_function(model):
         import tensorflow as tf
 
         spec = {name: tf.TensorSpec([None, None], tf.int32) for name in INPUT_NAMES}
-        function = tf.function(lambda inputs: model(inputs, training=False), input_signature=[spec])
+        function = tf.function(
+            lambda inputs: model(inputs, training=False),
+            input_signature=[spec],
+            autograph=False,  # the call has no Python control flow on tensors to convert
+        )
         object.__setattr__(model, "_inference_function", function)  # not Keras state
     return function

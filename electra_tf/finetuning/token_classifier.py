@@ -161,20 +161,5 @@ class ElectraTokenClassifier(TextTask, keras.Model):
         return rows
 
     def get_config(self):
-        return {
-            "name": self.name,
-            "encoder": keras.saving.serialize_keras_object(self.encoder),
-            "labels": self.labels,
-            "preprocessor": None
-            if self.preprocessor is None
-            else keras.saving.serialize_keras_object(self.preprocessor),
-            "dropout": self.dropout_rate,
-        }
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        config["encoder"] = keras.saving.deserialize_keras_object(config["encoder"])
-        if config.get("preprocessor") is not None:
-            config["preprocessor"] = keras.saving.deserialize_keras_object(config["preprocessor"])
-        return cls(**config)
+        return {"name": self.name, **self.parts_config(), "labels": self.labels,
+                "dropout": self.dropout_rate}  # fmt: skip

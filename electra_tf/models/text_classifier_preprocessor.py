@@ -13,10 +13,16 @@ from electra_tf.data.inputs import pack_inputs
 from electra_tf.data.tokenizer import ElectraTokenizer
 from electra_tf.data.vocabulary import read_vocabulary
 
-__all__ = ["ElectraTextClassifierPreprocessor", "PAD_TO", "VOCABULARY_ASSET"]
+__all__ = [
+    "ElectraTextClassifierPreprocessor",
+    "WordPiecePreprocessor",
+    "PAD_TO",
+    "VOCABULARY_ASSET",
+]
 
 PAD_TO = ("longest", "max")
 VOCABULARY_ASSET = "vocabulary.txt"
+INPUTS = ("token_ids", "padding_mask", "segment_ids")
 
 
 def _as_strings(texts) -> tf.Tensor:
@@ -25,41 +31,9 @@ def _as_strings(texts) -> tf.Tensor:
     return tf.convert_to_tensor(texts, tf.string)
 
 
-@keras.saving.register_keras_serializable(package="electra_tf")
-class ElectraTextClassifierPreprocessor(keras.layers.Layer):
-    """WordPiece tokenization and `[CLS] A [SEP] (B [SEP])` packing of raw strings.
-
-    Graph code (tensorflow-text), so it runs inside `tf.data.Dataset.map` and inside
-    an exported SavedModel. The vocabulary is saved with the layer (an asset of a
-    `.keras` file), so a saved classifier needs nothing else to read text.
-
-    Args:
-        vocabulary: the WordPiece tokens (id = position) or a vocab.txt path.
-        lower_case: fold case and strip accents (uncased vocabularies, BERT's default).
-        strip_accents: strip accents; defaults to `lower_case`, as in BERT.
-        sequence_length: the longest packed input; longer inputs are truncated
-            (a pair longest-first, as BERT does).
-        pad_to: "longest" pads each batch to its longest row, rounded up to a multiple of
-            8 (fast on CPUs and GPUs); "max" always pads to `sequence_length` (the static
-            shape XLA and TPUs want).
-        **kwargs: passed to `keras.layers.Layer`.
-
-    Call arguments:
-        x: strings `[B]` (a list, array or tensor), or a tuple `(text_a, text_b)` of two
-            such batches for pair tasks.
-        y, sample_weight: passed through untouched (for `tf.data.Dataset.map`).
-
-    Returns:
-        dict of int32 `token_ids`, `padding_mask`, `segment_ids` `[B, L]`, or
-        `(inputs, y, sample_weight)` when `y` is given.
-
-    Example:
-
-    >>> tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "fine", "film"]
-    >>> preprocessor = ElectraTextClassifierPreprocessor(tokens, sequence_length=16)
-    >>> preprocessor(["A fine film", "Film"])["token_ids"].numpy().tolist()
-    [[2, 5, 6, 7, 3, 0, 0, 0], [2, 7, 3, 0, 0, 0, 0, 0]]
-    """
+class WordPiecePreprocessor(keras.layers.Layer):
+    """What the task preprocessors share: a WordPiece vocabulary saved as an asset, casing,
+    the longest packed input and the padding rule (see `ElectraTextClassifierPreprocessor`)."""
 
     def __init__(
         self,
@@ -100,6 +74,69 @@ class ElectraTextClassifierPreprocessor(keras.layers.Layer):
             raise ValueError("This preprocessor has no vocabulary yet; call set_vocabulary.")
         return self.tokenizer.vocabulary
 
+    def cut_to_longest(self, packed: dict, names) -> dict:
+        """With `pad_to="longest"`, `names` cut to the batch's longest row, rounded up to 8."""
+        if self.pad_to != "longest":
+            return packed
+        longest = tf.reduce_max(tf.reduce_sum(packed["padding_mask"], axis=1))
+        width = tf.minimum(self.sequence_length, (tf.maximum(longest, 1) + 7) // 8 * 8)
+        return {k: v[:, :width] if k in names else v for k, v in packed.items()}
+
+    def save_assets(self, dir_path):
+        Path(dir_path, VOCABULARY_ASSET).write_text(
+            "".join(f"{token}\n" for token in self.vocabulary), encoding="utf-8"
+        )
+
+    def load_assets(self, dir_path):
+        self.set_vocabulary(Path(dir_path, VOCABULARY_ASSET))
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            lower_case=self.lower_case,
+            strip_accents=self.strip_accents,
+            sequence_length=self.sequence_length,
+            pad_to=self.pad_to,
+        )
+        return config
+
+
+@keras.saving.register_keras_serializable(package="electra_tf")
+class ElectraTextClassifierPreprocessor(WordPiecePreprocessor):
+    """WordPiece tokenization and `[CLS] A [SEP] (B [SEP])` packing of raw strings.
+
+    Graph code (tensorflow-text), so it runs inside `tf.data.Dataset.map` and inside
+    an exported SavedModel. The vocabulary is saved with the layer (an asset of a
+    `.keras` file), so a saved classifier needs nothing else to read text.
+
+    Args:
+        vocabulary: the WordPiece tokens (id = position) or a vocab.txt path.
+        lower_case: fold case and strip accents (uncased vocabularies, BERT's default).
+        strip_accents: strip accents; defaults to `lower_case`, as in BERT.
+        sequence_length: the longest packed input; longer inputs are truncated
+            (a pair longest-first, as BERT does).
+        pad_to: "longest" pads each batch to its longest row, rounded up to a multiple of
+            8 (fast on CPUs and GPUs); "max" always pads to `sequence_length` (the static
+            shape XLA and TPUs want).
+        **kwargs: passed to `keras.layers.Layer`.
+
+    Call arguments:
+        x: strings `[B]` (a list, array or tensor), or a tuple `(text_a, text_b)` of two
+            such batches for pair tasks.
+        y, sample_weight: passed through untouched (for `tf.data.Dataset.map`).
+
+    Returns:
+        dict of int32 `token_ids`, `padding_mask`, `segment_ids` `[B, L]`, or
+        `(inputs, y, sample_weight)` when `y` is given.
+
+    Example:
+
+    >>> tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "fine", "film"]
+    >>> preprocessor = ElectraTextClassifierPreprocessor(tokens, sequence_length=16)
+    >>> preprocessor(["A fine film", "Film"])["token_ids"].numpy().tolist()
+    [[2, 5, 6, 7, 3, 0, 0, 0], [2, 7, 3, 0, 0, 0, 0, 0]]
+    """
+
     def pack(self, text_a, text_b=None) -> dict:
         """Packed inputs at the full `sequence_length` `[B, sequence_length]`."""
         tokenizer = self.tokenizer
@@ -121,11 +158,7 @@ class ElectraTextClassifierPreprocessor(keras.layers.Layer):
 
     def call(self, x, y=None, sample_weight=None):
         text_a, text_b = x if isinstance(x, tuple) else (x, None)
-        packed = self.pack(text_a, text_b)
-        if self.pad_to == "longest":
-            longest = tf.reduce_max(tf.reduce_sum(packed["padding_mask"], axis=1))
-            width = tf.minimum(self.sequence_length, (tf.maximum(longest, 1) + 7) // 8 * 8)
-            packed = {name: value[:, :width] for name, value in packed.items()}
+        packed = self.cut_to_longest(self.pack(text_a, text_b), INPUTS)
         if y is None and sample_weight is None:
             return packed
         return keras.utils.pack_x_y_sample_weight(packed, y, sample_weight)
@@ -143,23 +176,5 @@ class ElectraTextClassifierPreprocessor(keras.layers.Layer):
             return {"token_ids": empty, "padding_mask": empty, "segment_ids": empty}
         return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
 
-    def save_assets(self, dir_path):
-        Path(dir_path, VOCABULARY_ASSET).write_text(
-            "".join(f"{token}\n" for token in self.vocabulary), encoding="utf-8"
-        )
-
-    def load_assets(self, dir_path):
-        self.set_vocabulary(Path(dir_path, VOCABULARY_ASSET))
-
     def compute_output_shape(self, input_shape):
         return {name: (None, None) for name in ("token_ids", "padding_mask", "segment_ids")}
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            lower_case=self.lower_case,
-            strip_accents=self.strip_accents,
-            sequence_length=self.sequence_length,
-            pad_to=self.pad_to,
-        )
-        return config

@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import keras
 import numpy as np
 import tensorflow as tf
 
 from electra_tf.data.inputs import pack_inputs
-from electra_tf.data.tokenizer import ElectraTokenizer
-from electra_tf.data.vocabulary import read_vocabulary
-from electra_tf.models.text_classifier_preprocessor import PAD_TO, VOCABULARY_ASSET
+from electra_tf.models.text_classifier_preprocessor import WordPiecePreprocessor
 
 __all__ = ["ElectraTokenClassifierPreprocessor", "IGNORED"]
 
@@ -33,7 +28,7 @@ def as_words(x) -> tf.RaggedTensor:
 
 
 @keras.saving.register_keras_serializable(package="electra_tf")
-class ElectraTokenClassifierPreprocessor(keras.layers.Layer):
+class ElectraTokenClassifierPreprocessor(WordPiecePreprocessor):
     """WordPiece each word, pack `[CLS] pieces [SEP]`, and say where each word starts.
 
     A word's tag goes on its first WordPiece; the later pieces, the special tokens and
@@ -66,43 +61,6 @@ class ElectraTokenClassifierPreprocessor(keras.layers.Layer):
     >>> labels.numpy().tolist()
     [[-100, 1, 2, -100, -100, -100, -100, -100]]
     """
-
-    def __init__(
-        self,
-        vocabulary=None,
-        lower_case: bool = True,
-        strip_accents: bool | None = None,
-        sequence_length: int = 128,
-        pad_to: str = "longest",
-        **kwargs,
-    ):
-        kwargs.setdefault("dtype", "int32")
-        super().__init__(**kwargs)
-        if pad_to not in PAD_TO:
-            raise ValueError(f"pad_to must be one of {PAD_TO}, got {pad_to!r}.")
-        self.lower_case = bool(lower_case)
-        self.strip_accents = self.lower_case if strip_accents is None else bool(strip_accents)
-        self.sequence_length = int(sequence_length)
-        self.pad_to = pad_to
-        self.tokenizer = None
-        if vocabulary is not None:
-            self.set_vocabulary(vocabulary)
-
-    def set_vocabulary(self, vocabulary) -> None:
-        """Uses `vocabulary` (tokens, or a vocab.txt path) from now on."""
-        if isinstance(vocabulary, str | os.PathLike):
-            vocabulary = read_vocabulary(vocabulary)
-        self.tokenizer = ElectraTokenizer(
-            vocabulary=list(vocabulary),
-            lower_case=self.lower_case,
-            strip_accents=self.strip_accents,
-        )
-
-    @property
-    def vocabulary(self) -> list[str]:
-        if self.tokenizer is None:
-            raise ValueError("This preprocessor has no vocabulary yet; call set_vocabulary.")
-        return self.tokenizer.vocabulary
 
     def pack(self, words: tf.RaggedTensor, tags=None) -> dict:
         """Packed inputs at the full `sequence_length` (and `labels` when `tags` is given)."""
@@ -147,13 +105,8 @@ class ElectraTokenClassifierPreprocessor(keras.layers.Layer):
         return super().__call__(as_words(x), y=y, **kwargs)
 
     def call(self, x, y=None):
-        packed = self.pack(x, y)
-        if self.pad_to == "longest":
-            longest = tf.reduce_max(tf.reduce_sum(packed["padding_mask"], axis=1))
-            width = tf.minimum(self.sequence_length, (tf.maximum(longest, 1) + 7) // 8 * 8)
-            for name in ("token_ids", "padding_mask", "segment_ids", "labels"):
-                if name in packed:
-                    packed[name] = packed[name][:, :width]
+        names = ("token_ids", "padding_mask", "segment_ids", "labels")
+        packed = self.cut_to_longest(self.pack(x, y), names)
         labels = packed.pop("labels", None)
         return packed if labels is None else (packed, labels)
 
@@ -175,24 +128,6 @@ class ElectraTokenClassifierPreprocessor(keras.layers.Layer):
                 part[name] = np.pad(part[name], [(0, 0), (0, extra)])
         return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
 
-    def save_assets(self, dir_path):
-        Path(dir_path, VOCABULARY_ASSET).write_text(
-            "".join(f"{token}\n" for token in self.vocabulary), encoding="utf-8"
-        )
-
-    def load_assets(self, dir_path):
-        self.set_vocabulary(Path(dir_path, VOCABULARY_ASSET))
-
     def compute_output_shape(self, input_shape):
         names = ("token_ids", "padding_mask", "segment_ids", "word_positions", "word_mask")
         return {name: (None, None) for name in names}
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            lower_case=self.lower_case,
-            strip_accents=self.strip_accents,
-            sequence_length=self.sequence_length,
-            pad_to=self.pad_to,
-        )
-        return config

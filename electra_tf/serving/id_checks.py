@@ -1,10 +1,10 @@
-"""The checks a served model runs on id inputs before anything reads them."""
+"""The checks a served model runs on its inputs before anything reads them."""
 
 from __future__ import annotations
 
 import tensorflow as tf
 
-__all__ = ["id_input_checks"]
+__all__ = ["id_input_checks", "one_dimensional_text"]
 
 
 def id_input_checks(
@@ -49,6 +49,11 @@ def id_input_checks(
         tf.debugging.assert_less_equal(
             input_mask, 1, message="input_mask must hold 0 (padding) or 1 (a token)"
         ),
+        tf.debugging.assert_positive(
+            tf.reduce_sum(input_mask, axis=1),
+            message="input_mask has an example with no token (all 0); send at least [CLS] and "
+            "[SEP] for each",
+        ),
         tf.debugging.assert_non_negative(
             input_word_ids, message="input_word_ids must be non-negative token ids"
         ),
@@ -59,3 +64,18 @@ def id_input_checks(
             "tokens",
         ),
     ]
+
+
+def one_dimensional_text(text, name: str):
+    """`text` once a check has passed that it is a `[batch]` vector of strings.
+
+    The signature declares `[None]`, but a served graph takes a `[batch, 1]` tensor too
+    and would flatten it. Its static rank is 1, so a rank check would be folded away:
+    the check compares the runtime shape's first and last sizes and the element count
+    (all equal only for one dimension, or for a single text in any shape).
+    """
+    shape = tf.shape(text)
+    flat = tf.logical_and(tf.equal(shape[0], shape[-1]), tf.equal(tf.size(text), shape[0]))
+    check = tf.debugging.Assert(flat, [f"{name} must be a 1-D batch of strings [batch]", shape])
+    with tf.control_dependencies([check]):
+        return tf.identity(text)

@@ -45,6 +45,7 @@ from electra_tf.io.durable import publishing
 from electra_tf.layers import kernels
 from electra_tf.models.discriminator import ElectraDiscriminator
 from electra_tf.serving import inference
+from electra_tf.serving.id_checks import id_input_checks, one_dimensional_text
 from electra_tf.serving.saved_model_assets import write_config_asset, write_warmup_requests
 
 __all__ = [
@@ -167,57 +168,14 @@ class ServingModule(tf.Module):
         )
 
     def _checks(self, input_word_ids, input_mask, input_type_ids):
-        length = tf.shape(input_word_ids)[1]
-        segments = int(self.discriminator.encoder.num_segments)
-        return [
-            tf.debugging.assert_positive(
-                length, message="input_word_ids has no positions; send at least [CLS] and [SEP]"
-            ),
-            tf.debugging.assert_non_negative(
-                input_type_ids, message="input_type_ids must be non-negative segment ids"
-            ),
-            tf.debugging.assert_less(
-                input_type_ids,
-                segments,
-                message=f"input_type_ids holds a segment id outside 0..{segments - 1}",
-            ),
-            tf.debugging.assert_less_equal(
-                length,
-                self.max_sequence_length,
-                message=f"input_word_ids is longer than the model maximum of "
-                f"{self.max_sequence_length} positions; truncate the sequence",
-            ),
-            tf.debugging.assert_equal(
-                tf.shape(input_mask),
-                tf.shape(input_word_ids),
-                message="input_mask must have the shape of input_word_ids",
-            ),
-            tf.debugging.assert_equal(
-                tf.shape(input_type_ids),
-                tf.shape(input_word_ids),
-                message="input_type_ids must have the shape of input_word_ids",
-            ),
-            tf.debugging.assert_non_negative(
-                input_mask, message="input_mask must hold 0 (padding) or 1 (a token)"
-            ),
-            tf.debugging.assert_less_equal(
-                input_mask, 1, message="input_mask must hold 0 (padding) or 1 (a token)"
-            ),
-            tf.debugging.assert_positive(
-                tf.reduce_sum(input_mask, axis=1),
-                message="input_mask has an example with no token (all 0); send at least "
-                "[CLS] and [SEP] for each",
-            ),
-            tf.debugging.assert_non_negative(
-                input_word_ids, message="input_word_ids must be non-negative token ids"
-            ),
-            tf.debugging.assert_less(
-                input_word_ids,
-                self.vocabulary_size,
-                message=f"input_word_ids holds an id outside the vocabulary of "
-                f"{self.vocabulary_size} tokens",
-            ),
-        ]
+        return id_input_checks(
+            input_word_ids,
+            input_mask,
+            input_type_ids,
+            max_length=self.max_sequence_length,
+            vocabulary_size=self.vocabulary_size,
+            num_segments=int(self.discriminator.encoder.num_segments),
+        )
 
     def _outputs(self, input_word_ids, input_mask, input_type_ids):
         # Nothing reads an input before the checks pass (a bad segment id would otherwise
@@ -263,7 +221,7 @@ class ServingModule(tf.Module):
 
     def _serve_text(self, text):
         tok = self.tokenizer
-        text = _one_dimensional(text, "text")
+        text = one_dimensional_text(text, "text")
         packed = pack_inputs(
             tok.tokenize(text),
             sequence_length=self.seq_length,
@@ -281,7 +239,10 @@ class ServingModule(tf.Module):
             message="text_a and text_b must hold the same number of texts (one pair each)",
         )
         with tf.control_dependencies([same]):
-            text_a, text_b = _one_dimensional(text_a, "text_a"), _one_dimensional(text_b, "text_b")
+            text_a, text_b = (
+                one_dimensional_text(text_a, "text_a"),
+                one_dimensional_text(text_b, "text_b"),
+            )
         packed = pack_inputs(
             tok.tokenize(text_a),
             tok.tokenize(text_b),
@@ -291,21 +252,6 @@ class ServingModule(tf.Module):
             pad_id=tok.pad_id,
         )
         return self._packed_outputs(packed)
-
-
-def _one_dimensional(text, name: str):
-    """`text` once a check has passed that it is a `[batch]` vector of strings.
-
-    The signature declares `[None]`, but a served graph takes a `[batch, 1]` tensor too
-    and would flatten it. Its static rank is 1, so a rank check would be folded away:
-    the check compares the runtime shape's first and last sizes and the element count
-    (all equal only for one dimension, or for a single text in any shape).
-    """
-    shape = tf.shape(text)
-    flat = tf.logical_and(tf.equal(shape[0], shape[-1]), tf.equal(tf.size(text), shape[0]))
-    check = tf.debugging.Assert(flat, [f"{name} must be a 1-D batch of strings [batch]", shape])
-    with tf.control_dependencies([check]):
-        return tf.identity(text)
 
 
 def _need_vocabulary(vocab_file) -> None:

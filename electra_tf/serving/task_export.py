@@ -34,8 +34,6 @@ tensorflow-text 2.12.1 registers are used, as in the encoder's export.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import tempfile
 import types
 from pathlib import Path
@@ -46,8 +44,9 @@ import tensorflow as tf
 from electra_tf.config import ConfigError
 from electra_tf.data.inputs import pack_inputs
 from electra_tf.data.tokenizer import ElectraTokenizer
+from electra_tf.io.durable import os_reason, publishing
 from electra_tf.serving import inference
-from electra_tf.serving.id_checks import id_input_checks
+from electra_tf.serving.id_checks import id_input_checks, one_dimensional_text
 
 __all__ = ["TaskServingModule", "export_finetuned", "SERVABLE_KINDS"]
 
@@ -145,7 +144,9 @@ class TaskServingModule(tf.Module):
         return [packed[name][:, :width] for name in ("token_ids", "padding_mask", "segment_ids")]
 
     def _serve_text(self, text, text_pair=None):
+        text = one_dimensional_text(text, "text")
         if text_pair is not None:
+            text_pair = one_dimensional_text(text_pair, "text_pair")
             same = tf.debugging.assert_equal(
                 tf.shape(text),
                 tf.shape(text_pair),
@@ -175,7 +176,7 @@ class TaskServingModule(tf.Module):
 
     def _serve_tags(self, text):
         tok = self.tokenizer
-        words = tf.strings.split(text)  # [B, (W)]
+        words = tf.strings.split(one_dimensional_text(text, "text"))  # [B, (W)]
         pieces = tok.tokenize(words.flat_values)
         counts = tf.maximum(pieces.row_lengths(), 1)  # an empty word is one [UNK]
         unk = tf.fill([tf.shape(counts)[0], 1], tf.cast(tok.unk_id, pieces.dtype))
@@ -250,8 +251,6 @@ def export_finetuned(
         The version folder. Nothing is left behind when writing fails.
     """
     target = Path(out_dir) / model_name / str(version)
-    scratch = target.with_name(f".{target.name}.tmp")
-    shutil.rmtree(scratch, ignore_errors=True)
     seq_length = seq_length or model.preprocessor.sequence_length
     with tempfile.TemporaryDirectory() as folder:
         vocab = Path(folder) / "vocab.txt"
@@ -259,35 +258,40 @@ def export_finetuned(
         module = TaskServingModule(
             model, vocab, pair=info.get("pair", False), seq_length=seq_length
         )
-        signatures = {
-            "serving_default": module.serve_text.get_concrete_function(),
-            "serve": module.serve.get_concrete_function(),
-            "serve_examples": module.serve_examples.get_concrete_function(),
-        }
         try:
-            tf.saved_model.save(module, str(scratch), signatures=signatures)
-            config = model.encoder.get_config()
-            config.pop("name", None)
-            extra = scratch / "assets.extra"
-            extra.mkdir(parents=True, exist_ok=True)
-            (extra / "electra_config.json").write_text(json.dumps({
-                "kind": "finetuned", "task_kind": module.kind, "labels": model.labels,
-                "pair": module.pair, "seq_length": module.seq_length, "encoder": config,
-                "lower_case": module.tokenizer.lower_case,
-                "strip_accents": module.tokenizer.strip_accents,
-                "task": info.get("task"), "selected_by": info.get("selected_by"),
-                "columns": info.get("columns"),
-            }, indent=2) + "\n")  # fmt: skip
-            if warmup:
-                _warmup(extra / "tf_serving_warmup_requests", module, model_name)
+            with publishing(target) as scratch:
+                _write(module, model, info, scratch, model_name, warmup)
         except (OSError, tf.errors.OpError) as error:
-            shutil.rmtree(scratch, ignore_errors=True)
-            message = getattr(error, "strerror", None) or getattr(error, "message", error)
             raise ConfigError(
-                f"Could not write the export into {target.parent} ({message}); free space or "
-                "choose a writable --out. Nothing was left there."
+                f"Could not write the export into {target.parent} ({os_reason(error)}); free "
+                "space or choose a writable --out. Nothing was left there."
             ) from None
-    from electra_tf.io.durable import publish_folder
+    return target
 
-    os.makedirs(target.parent, exist_ok=True)
-    return publish_folder(scratch, target)
+
+def _write(module: TaskServingModule, model, info: dict, folder: Path, model_name, warmup):
+    """The SavedModel, its config asset and warm-up requests, into `folder`."""
+    signatures = {
+        "serving_default": module.serve_text.get_concrete_function(),
+        "serve": module.serve.get_concrete_function(),
+        "serve_examples": module.serve_examples.get_concrete_function(),
+    }
+    tf.saved_model.save(module, str(folder), signatures=signatures)
+    encoder = model.encoder.get_config()
+    encoder.pop("name", None)
+    config = {
+        "kind": "finetuned",
+        "task_kind": module.kind,
+        "labels": model.labels,
+        "pair": module.pair,
+        "seq_length": module.seq_length,
+        "encoder": encoder,
+        "lower_case": module.tokenizer.lower_case,
+        "strip_accents": module.tokenizer.strip_accents,
+        **{key: info.get(key) for key in ("task", "selected_by", "columns")},
+    }
+    extra = folder / "assets.extra"
+    extra.mkdir(parents=True, exist_ok=True)
+    (extra / "electra_config.json").write_text(json.dumps(config, indent=2) + "\n")
+    if warmup:
+        _warmup(extra / "tf_serving_warmup_requests", module, model_name)
