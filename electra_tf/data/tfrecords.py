@@ -56,7 +56,7 @@ def serialize_example(input_ids, input_mask, segment_ids) -> bytes:
             }
         )
     )
-    return example.SerializeToString()
+    return example.SerializeToString(deterministic=True)  # sorted keys: the same bytes every run
 
 
 def parse_batch(serialized, sequence_length: int) -> dict:

@@ -105,6 +105,7 @@ def test_examples_serialize_as_protobuf_does_deterministically():
     import tensorflow as tf
 
     from electra_tf.data.shards import serialize_examples
+    from electra_tf.data.tfrecords import serialize_example
 
     def protobuf(*columns):
         features = {
@@ -121,6 +122,7 @@ def test_examples_serialize_as_protobuf_does_deterministically():
         segments = rng.integers(0, 2, size=(20, length))
         records = serialize_examples(ids, mask, segments)
         assert records == [protobuf(*row) for row in zip(ids, mask, segments)], top
+        assert records == [serialize_example(*row) for row in zip(ids, mask, segments)]
     assert serialize_examples(np.zeros((0, 4)), np.zeros((0, 4)), np.zeros((0, 4))) == []
 
 
