@@ -75,6 +75,7 @@ class CorpusStats:
     notes: list = dataclasses.field(default_factory=list)
 
     def skip(self, reason: str, count: int = 1) -> None:
+        """Counts unusable input (a file, a line, a document) under `reason`."""
         self.skipped[reason] += count
 
     def adjust(self, reason: str, note: str | None = None, count: int = 1) -> None:
@@ -101,6 +102,7 @@ class CorpusStats:
             self.note(note)
 
     def to_dict(self) -> dict:
+        """The counts, lists and notes as JSON-ready values (the report's `corpus`)."""
         return {
             "files": self.files,
             "input_bytes": self.input_bytes,

@@ -156,15 +156,14 @@ def prepare_corpus(
     """Writes a data folder for `electra-tf pretrain` (module docstring); a `PrepareResult`.
 
     Args:
-        sources: corpus sources (`TextSource`, `JsonlSource`, `TfdsSource`), already
-            checked (their constructors fail on missing paths or names).
-        output_dir: the data folder to write.
+        sources, output_dir: corpus sources (`TextSource`, `JsonlSource`, `TfdsSource`:
+            checked when made), and the data folder to write.
         vocab_file: an existing vocab.txt; None learns one of `vocabulary_size` from at
             most `vocab_sentences` sentences.
         lower_case, strip_accents: text normalization (uncased BERT: both on).
         sequence_length, seed: the packed example length, the packing seed.
-        examples_per_shard: the most examples in a shard (each chunk starts a shard).
-        max_documents: read at most this many documents.
+        examples_per_shard, max_documents: the most examples in a shard (each chunk
+            starts one), the most documents read.
         progress: show a progress bar (MB/s, tokens/s, ETA).
         deduplicate: drop documents whose text repeats an earlier one exactly (counted
             as `duplicate_documents`), so a held-out shard shares no document with training.
@@ -177,8 +176,7 @@ def prepare_corpus(
             written by another prepare, a failed or killed worker, or a write that
             failed (disk full, read-only); the previous output is left as it was.
     """
-    started = time.perf_counter()
-    output_dir = Path(output_dir)
+    started, output_dir = time.perf_counter(), Path(output_dir)
     strip = lower_case if strip_accents is None else strip_accents
     plan = _Plan(
         str(vocab_file) if vocab_file else None, vocabulary_size, lower_case, strip,

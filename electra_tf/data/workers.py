@@ -37,6 +37,7 @@ class ChunkFailed(RuntimeError):
 
     @property
     def is_io(self) -> bool:
+        """Whether a write failed (a full disk, a read-only folder)."""
         return self.kind == "io"
 
 
@@ -188,6 +189,7 @@ class _Worker:
     ready: bool = False
 
     def died(self) -> ChunkFailed:
+        """The failure of a worker process that ended, naming its chunk."""
         self.process.join(1)
         code = self.process.exitcode
         how = f"was killed (signal {-code})" if code and code < 0 else f"exited ({code})"
