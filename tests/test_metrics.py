@@ -52,3 +52,25 @@ def test_roc_auc_by_hand_with_ties():
     assert roc_auc([0, 1, 0, 1], [0.5, 0.5, 0.2, 0.9]) == 0.875
     assert roc_auc([1, 1, 0], [0.1, 0.2, 0.3]) == 0.0
     assert np.isnan(roc_auc([1, 1], [0.1, 0.2]))
+
+
+def test_entity_scores_equal_seqeval_on_random_tag_sequences():
+    import random
+
+    from seqeval.metrics import f1_score, precision_score, recall_score
+
+    from electra_tf.metrics import entity_scores
+
+    rng = random.Random(0)
+    tags = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC", "E-PER", "S-LOC", "I-ORG"]
+    for _ in range(500):
+        gold = [[rng.choice(tags) for _ in range(rng.randint(1, 8))] for _ in range(3)]
+        predicted = [[rng.choice(tags) for _ in sentence] for sentence in gold]
+        ours = entity_scores(gold, predicted)
+        if not (
+            any(t != "O" for s in gold for t in s) and any(t != "O" for s in predicted for t in s)
+        ):
+            continue  # seqeval warns and returns 0 there; ours returns 0 too
+        assert ours["f1"] == pytest.approx(f1_score(gold, predicted))
+        assert ours["precision"] == pytest.approx(precision_score(gold, predicted))
+        assert ours["recall"] == pytest.approx(recall_score(gold, predicted))

@@ -5,14 +5,13 @@ import os
 import re
 import subprocess
 import sys
-import zipfile
-from pathlib import Path
 
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 from helpers import TESTS, tiny_config
+from serving_ops import graph_ops, ops_missing_from_tf_text_2_12_1
 
 from electra_tf.data.inputs import pack_inputs
 from electra_tf.data.tokenizer import ElectraTokenizer
@@ -255,75 +254,15 @@ def test_xla_serving_export_equals_the_plain_one_and_keeps_its_checks(exported, 
         export_model(model, tmp_path / "hub", "hub", jit_compile=True)
 
 
-def _graph_ops(saved_model_dir):
-    from tensorflow.core.protobuf import saved_model_pb2
-
-    proto = saved_model_pb2.SavedModel()
-    proto.ParseFromString((Path(saved_model_dir) / "saved_model.pb").read_bytes())
-    ops = set()
-    for graph in proto.meta_graphs:
-        ops |= {node.op for node in graph.graph_def.node}
-        for function in graph.graph_def.library.function:
-            ops |= {node.op for node in function.node_def}
-    return ops
-
-
-def _tf_text_2_12_1_libraries(cache: Path) -> list[bytes]:
-    cache.mkdir(parents=True, exist_ok=True)
-    wheels = list(cache.glob("tensorflow_text-2.12.1-*.whl"))
-    if not wheels:
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "--no-deps",
-                "--quiet",
-                "-d",
-                str(cache),
-                "tensorflow-text==2.12.1",
-                "--only-binary=:all:",
-                "--python-version",
-                "3.11",
-                "--platform",
-                "manylinux2014_x86_64",
-            ],
-            check=True,
-        )
-        wheels = list(cache.glob("tensorflow_text-2.12.1-*.whl"))
-    with zipfile.ZipFile(wheels[0]) as wheel:
-        return [wheel.read(n) for n in wheel.namelist() if n.endswith(".so")]
-
-
 def test_text_graph_uses_only_ops_of_tensorflow_text_2_12_1(exported):
-    ops = _graph_ops(exported["serving"]) | _graph_ops(exported["hub"] / "preprocessor")
-    probe = (
-        "import sys; from tensorflow.python.framework import op_def_registry as r; "
-        "print('\\n'.join(n for n in sys.argv[1:] if r.get(n) is None))"
+    missing, not_core, libraries = ops_missing_from_tf_text_2_12_1(
+        [exported["serving"], exported["hub"] / "preprocessor"]
     )
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    not_core = subprocess.run(
-        [sys.executable, "-c", probe, *sorted(ops)],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=True,
-    ).stdout.split()
     assert "WordpieceTokenizeWithOffsets" in not_core  # the probe does see tensorflow-text's ops
-    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "electra-tf-tests"
-    libraries = _tf_text_2_12_1_libraries(cache)
-    missing = [
-        op
-        for op in not_core
-        if not any(
-            re.search(rb"(?<![\w>])" + re.escape(op.encode()) + rb"\x00", lib) for lib in libraries
-        )
-    ]
     assert not missing, f"ops not registered by tensorflow-text 2.12.1: {missing}"
     # The check can fail: an op added after 2.12.1 is not found there.
     assert not any(re.search(rb"(?<![\w>])RoundRobinTrim\x00", lib) for lib in libraries)
-    assert not [op for op in _graph_ops(exported["hub"] / "encoder") if op in not_core]
+    assert not [op for op in graph_ops(exported["hub"] / "encoder") if op in not_core]
 
 
 def test_hub_pair_in_fresh_processes_with_three_consumers(exported, tmp_path):

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from helpers import TESTS
+from serving_ops import ops_missing_from_tf_text_2_12_1
 
 from electra_tf.data.vocabulary import SPECIAL_TOKENS
 from electra_tf.finetuning.initialization import load_initialization
@@ -89,6 +90,9 @@ def test_the_text_export_answers_as_the_keras_model(tmp_path, kind):
     np.testing.assert_allclose(out["ids/outputs"], logits, atol=1e-5)
     np.testing.assert_allclose(out["examples/outputs"], logits, atol=1e-5)
     assert "input_mask must hold 0 (padding) or 1" in str(out["error/bad_mask"])
+    if kind == "classification":  # TF Serving's model server has tensorflow-text 2.12.1
+        missing, not_core, _ = ops_missing_from_tf_text_2_12_1([folder])
+        assert "WordpieceTokenizeWithOffsets" in not_core and not missing
     # `electra-tf predict --model EXPORT` reads the same answers back, as the run's rows.
     from electra_tf.finetuning.predict import open_predictor
 
@@ -138,6 +142,7 @@ def test_the_tagging_export_tags_whitespace_words_as_the_keras_model(tmp_path):
         assert list(words[:count]) == row["words"]
         assert list(tags[:count]) == row["tags"]
     assert expected[2]["tags"][-1] == "" and out["text/tag_ids"][2, 10] == -1  # past 10 pieces
+    assert not ops_missing_from_tf_text_2_12_1([folder])[0]
     from electra_tf.finetuning.predict import open_predictor
 
     rows = open_predictor(folder)(texts)
