@@ -161,7 +161,7 @@ def _resume(model, folder: Path, log) -> tuple[int, dict]:
     return 0, {"history": [], "best": None, "stopped": False}
 
 
-def train_seed(job, init, config, seed: int, folder, log=None) -> dict:
+def train_seed(job, init, config, seed: int, folder, log=None, trained=None) -> dict:
     """Fine-tunes one seed (or reads its finished result); returns the seed's result.
 
     Args:
@@ -171,6 +171,8 @@ def train_seed(job, init, config, seed: int, folder, log=None) -> dict:
         seed: the seed (head initialization, dropout, batch order).
         folder: the seed's folder.
         log: called with progress lines (None: quiet).
+        trained: a dict that receives the model, holding its best epoch's weights, under
+            "model" when this call trained it (so the caller can keep it without a rebuild).
 
     Returns:
         {"seed", "best_epoch", "epochs_run", "history", "train_loss", and one entry of
@@ -211,4 +213,6 @@ def train_seed(job, init, config, seed: int, folder, log=None) -> dict:
     write_atomic(folder / "result.json", json.dumps(result, indent=2) + "\n")
     for _, child in _epoch_folders(folder):
         remove_folder(child)
+    if trained is not None:
+        trained["model"] = model
     return result

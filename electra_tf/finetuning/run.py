@@ -114,9 +114,10 @@ def _check_request(folder: Path, request: dict) -> None:
         write_atomic(path, json.dumps({**request, "digest": _digest_request(request)}, indent=2))
 
 
-def _keep_best(job, init, config, folder: Path, runs: list[dict], info: dict, log):
+def _keep_best(job, init, config, folder: Path, runs: list[dict], info: dict, log, trained=None):
     """Publishes the best seed's model as `folder/model/` if it is not there yet.
 
+    `trained` is the newest seed's model with its best weights (None: built from them).
     Returns (the best seed's result, the model published now or None)."""
     metric, split = job.main_metric, job.selection
     best = max(runs, key=lambda run: (run[split][metric], -run["seed"]))
@@ -127,8 +128,11 @@ def _keep_best(job, init, config, folder: Path, runs: list[dict], info: dict, lo
     if kept is None or kept.get("seed") != best["seed"]:
         if not weights.exists():
             raise ConfigError(f"The best seed's weights {weights} are missing; fine-tune again.")
-        model = job.build(init, config)
-        model.load_weights(weights)
+        if trained is not None and runs[-1]["seed"] == best["seed"]:
+            model = trained
+        else:
+            model = job.build(init, config)
+            model.load_weights(weights)
         note = f"seed {best['seed']}, epoch {best['best_epoch']}: best {split} {metric} "
         note += f"of {len(runs)} seed(s)" if len(runs) > 1 else "(one seed)"
         write_model_folder(
@@ -233,11 +237,16 @@ def finetune(
     }
     runs, kept_model = [], None
     for seed in range(config.seed, config.seed + config.seeds):
-        runs.append(train_seed(job, init, config, seed, folder / "seeds" / f"seed-{seed}", log))
+        trained = {}
+        runs.append(
+            train_seed(job, init, config, seed, folder / "seeds" / f"seed-{seed}", log, trained)
+        )
         if log:
             shown = {n: {m: round(v, 4) for m, v in runs[-1][n].items()} for n in job.splits()}
             log(f"seed {seed} (best epoch {runs[-1]['best_epoch']}): {json.dumps(shown)}")
-        best, published = _keep_best(job, init, config, folder, runs, info, log)
+        best, published = _keep_best(
+            job, init, config, folder, runs, info, log, trained.get("model")
+        )
         kept_model = published or kept_model
     report = {
         "task": task.name,

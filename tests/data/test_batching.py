@@ -42,8 +42,9 @@ def test_grouping_by_length_cuts_padding_and_keeps_batches_mixed():
 def test_a_batch_is_cut_to_its_longest_row_rounded_up():
     features = _features([3, 9, 2, 16])
     lengths = np.array([3, 9, 2, 16])
-    assert pad_batch(features, [0, 2], lengths)["token_ids"].shape == (2, 8)
-    assert pad_batch(features, [1, 2], lengths)["token_ids"].shape == (2, 16)
+    assert pad_batch(features, [0, 2], lengths)["token_ids"].shape == (2, 3)
+    assert pad_batch(features, [0, 2], lengths, multiple=8)["token_ids"].shape == (2, 8)
+    assert pad_batch(features, [1, 2], lengths, multiple=8)["token_ids"].shape == (2, 16)
     cut = pad_batch(features, [1], lengths, multiple=2)["token_ids"]
     assert cut.tolist() == [[2, 3, 4, 5, 6, 7, 8, 9, 10, 0]]
     order = np.concatenate(ordered_batches(lengths, 2))
@@ -61,7 +62,12 @@ def test_the_dataset_keeps_targets_with_their_rows_over_several_epochs():
         seed=5,
         epochs=range(1, 3),
         group=1,
+        multiple=8,
     )
+    assert int(dataset.cardinality()) == 6  # known, so Keras counts steps without a pass
+    # One spec for every width and the last, smaller batch: one trace of the train step.
+    assert dataset.element_spec[0]["token_ids"].shape.as_list() == [None, None]
+    assert dataset.element_spec[1]["row"].shape.as_list() == [None]
     seen = []
     for inputs, targets in dataset.as_numpy_iterator():
         width = inputs["token_ids"].shape[1]
@@ -69,6 +75,10 @@ def test_the_dataset_keeps_targets_with_their_rows_over_several_epochs():
         np.testing.assert_array_equal(targets["tokens"], inputs["token_ids"] * 10)
         np.testing.assert_array_equal(
             inputs["token_ids"], features["token_ids"][targets["row"], :width]
+        )
+        np.testing.assert_array_equal(
+            inputs["padding_mask"],
+            pad_batch(features, targets["row"], np.asarray(lengths), 8)["padding_mask"],
         )
         seen.append(targets["row"])
     assert len(seen) == 6  # 2 epochs of ceil(7 / 3)
