@@ -115,7 +115,7 @@ def _check_request(folder: Path, request: dict) -> None:
 
 
 def _keep_best(job, init, config, folder: Path, runs: list[dict], info: dict, log, trained=None):
-    """Publishes the best seed's model as `folder/model/` if it is not there yet.
+    """Publishes the best seed's model as `folder/model/` unless it is there, with this note.
 
     `trained` is the newest seed's model with its best weights (None: built from them).
     Returns (the best seed's result, the model published now or None)."""
@@ -124,8 +124,11 @@ def _keep_best(job, init, config, folder: Path, runs: list[dict], info: dict, lo
     model_dir = folder / "model"
     kept = read_model_info(model_dir) if (model_dir / "finetuned.json").exists() else None
     weights = folder / "seeds" / f"seed-{best['seed']}" / "best.weights.h5"
+    note = f"seed {best['seed']}, epoch {best['best_epoch']}: best {split} {metric} "
+    note += f"of {len(runs)} seed(s)" if len(runs) > 1 else "(one seed)"
     model = None
-    if kept is None or kept.get("seed") != best["seed"]:
+    # Republished when the best seed changes, and when more seeds back the same choice.
+    if kept is None or (kept.get("seed"), kept.get("selected_by")) != (best["seed"], note):
         if not weights.exists():
             raise ConfigError(f"The best seed's weights {weights} are missing; fine-tune again.")
         if trained is not None and runs[-1]["seed"] == best["seed"]:
@@ -133,8 +136,6 @@ def _keep_best(job, init, config, folder: Path, runs: list[dict], info: dict, lo
         else:
             model = job.build(init, config)
             model.load_weights(weights)
-        note = f"seed {best['seed']}, epoch {best['best_epoch']}: best {split} {metric} "
-        note += f"of {len(runs)} seed(s)" if len(runs) > 1 else "(one seed)"
         write_model_folder(
             model,
             model_dir,
