@@ -90,7 +90,7 @@ def pad_batch(features: dict, index, lengths, multiple: int = 1) -> dict:
     index = np.asarray(index)
     width = np.asarray(features["token_ids"] if "token_ids" in features else lengths).shape[-1]
     longest = int(np.max(np.asarray(lengths)[index])) if len(index) else 1
-    cut = min(width, -(-max(longest, 1) // multiple) * multiple)
+    cut = _cut(longest, width, multiple)
     return {name: _rows(array, index, width, cut) for name, array in features.items()}
 
 
@@ -103,6 +103,20 @@ def _rows(array, index, width, cut):
 
 def _is_sequence(array, width) -> bool:
     return array.ndim >= 2 and array.shape[1] == width
+
+
+def _cut(longest: int, width: int, multiple: int) -> int:
+    """A batch's length: its longest row, rounded up to `multiple`, at most `width`."""
+    return min(width, -(-max(longest, 1) // multiple) * multiple)
+
+
+def _plan(lengths, width: int, batch_size: int, seed: int, epochs, group: int, multiple: int):
+    """(row order, batch bounds in it, batch lengths) of the epochs' batches, as int64."""
+    plan = [index for e in epochs for index in epoch_batches(lengths, batch_size, seed, e, group)]
+    cuts = [_cut(int(lengths[index].max()) if len(index) else 1, width, multiple) for index in plan]
+    bounds = np.cumsum([0, *(len(index) for index in plan)])
+    order = np.concatenate(plan) if plan else np.zeros(0)
+    return order.astype(np.int64), bounds.astype(np.int64), np.asarray(cuts, np.int64)
 
 
 def batch_dataset(
@@ -118,9 +132,7 @@ def batch_dataset(
     """A dataset of padded batches for the given epochs, one after the other.
 
     The batches are planned here (`epoch_batches`, `pad_batch`'s cut) and gathered in
-    the graph from the arrays, as Keras does for NumPy input: no Python runs per batch
-    (a `from_generator` dataset left its iterator's teardown waiting up to 40 s for a
-    thread that needed the GIL).
+    the graph from the arrays, as Keras does for NumPy input: no Python runs per batch.
 
     Args:
         features: arrays with `N` rows: `[N, S]` `token_ids`, `padding_mask` and
@@ -141,16 +153,9 @@ def batch_dataset(
     arrays = {name: np.asarray(value) for name, value in features.items()}
     arrays.update({f"target/{k}": np.asarray(v) for k, v in target_dict.items()})
 
-    plan = [
-        index
-        for epoch in epochs
-        for index in epoch_batches(lengths, batch_size, seed, epoch, group)
-    ]
-    longest = [int(lengths[index].max()) if len(index) else 1 for index in plan]
-    cuts = np.minimum(width, -(-np.maximum(longest, 1) // multiple) * multiple).astype(np.int64)
-    bounds = np.cumsum([0, *(len(index) for index in plan)]).astype(np.int64)
-    order = tf.constant(np.concatenate(plan).astype(np.int64) if plan else np.zeros(0, np.int64))
-    bounds, cuts = tf.constant(bounds), tf.constant(cuts)
+    order, bounds, cuts = (
+        tf.constant(a) for a in _plan(lengths, width, batch_size, seed, epochs, group, multiple)
+    )
     tensors = {name: tf.convert_to_tensor(array) for name, array in arrays.items()}
     sequence = {name: _is_sequence(array, width) for name, array in arrays.items()}
 
@@ -170,5 +175,5 @@ def batch_dataset(
     # does not wait for the tuning thread (it held `fit` up to 40 s after its last step).
     options = tf.data.Options()
     options.autotune.enabled = False
-    dataset = tf.data.Dataset.range(len(plan)).map(fetch).prefetch(2)
+    dataset = tf.data.Dataset.range(int(cuts.shape[0])).map(fetch).prefetch(2)
     return dataset.with_options(options)

@@ -187,6 +187,36 @@ def _write_predictions(job, folder: Path, model, log) -> dict:
     return written
 
 
+def _model_info(task: Task, init: Initialization, config, request: dict) -> dict:
+    """What the kept model folder records besides its seed and metrics."""
+    return {
+        "kind": task.kind,
+        "labels": list(task.labels),
+        "pair": task.pair,
+        "max_seq_length": config.max_seq_length,
+        "lower_case": init.lower_case,
+        **{k: v for k, v in request.items() if k != "config"},
+    }
+
+
+def _train_seeds(job, init, config, folder: Path, info: dict, log):
+    """Every seed in turn, the best so far kept after each; (runs, best run, model kept now)."""
+    runs, kept_model = [], None
+    for seed in range(config.seed, config.seed + config.seeds):
+        trained = {}
+        runs.append(
+            train_seed(job, init, config, seed, folder / "seeds" / f"seed-{seed}", log, trained)
+        )
+        if log:
+            shown = {n: {m: round(v, 4) for m, v in runs[-1][n].items()} for n in job.splits()}
+            log(f"seed {seed} (best epoch {runs[-1]['best_epoch']}): {json.dumps(shown)}")
+        best, published = _keep_best(
+            job, init, config, folder, runs, info, log, trained.get("model")
+        )
+        kept_model = published or kept_model
+    return runs, best, kept_model
+
+
 def finetune(
     task: Task,
     init: Initialization,
@@ -228,27 +258,8 @@ def finetune(
     request = {"task": task.name, "init": init.source, "config": settings, **(request or {})}
     _check_request(folder, request)
     log = (lambda line: progress(f"[finetune] {task.name} {line}")) if progress else None
-    info = {
-        "kind": task.kind,
-        "labels": list(task.labels),
-        "pair": task.pair,
-        "max_seq_length": config.max_seq_length,
-        "lower_case": init.lower_case,
-        **{k: v for k, v in request.items() if k != "config"},
-    }
-    runs, kept_model = [], None
-    for seed in range(config.seed, config.seed + config.seeds):
-        trained = {}
-        runs.append(
-            train_seed(job, init, config, seed, folder / "seeds" / f"seed-{seed}", log, trained)
-        )
-        if log:
-            shown = {n: {m: round(v, 4) for m, v in runs[-1][n].items()} for n in job.splits()}
-            log(f"seed {seed} (best epoch {runs[-1]['best_epoch']}): {json.dumps(shown)}")
-        best, published = _keep_best(
-            job, init, config, folder, runs, info, log, trained.get("model")
-        )
-        kept_model = published or kept_model
+    info = _model_info(task, init, config, request)
+    runs, best, kept_model = _train_seeds(job, init, config, folder, info, log)
     report = {
         "task": task.name,
         "init": init.source,

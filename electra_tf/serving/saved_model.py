@@ -81,6 +81,34 @@ def float32_discriminator(model) -> ElectraDiscriminator:
     return copy
 
 
+def _serving_kernels(discriminator, keras_layers: bool, jit_compile: bool, kernel_layout: str):
+    """(fused query/key/value kernels and biases, transposed feed-forward kernels) as variables.
+
+    The serving forward pass's query/key/value kernels side by side, made once from the
+    discriminator's current weights: a call then reads them rather than concatenating three
+    kernels per block (3-6% of a batch-1 call; the export grows by 3 H^2 per block). The
+    same for the feed-forward kernels oneDNN's AVX2 matmul multiplies faster transposed
+    (12.6 MB more for ELECTRA-Small). Empty lists where they do not apply.
+    """
+    fused = []
+    if not keras_layers and inference.supports(discriminator):
+        fused = [
+            [tf.Variable(kernel, trainable=False), tf.Variable(bias, trainable=False)]
+            for kernel, bias in inference.fused_qkv(discriminator.encoder)
+        ]
+    if kernel_layout == "auto":
+        faster = kernels.onednn_runs_avx2() and not jit_compile
+        kernel_layout = "transposed" if faster else "plain"
+    encoder = discriminator.encoder
+    transposed = []
+    if fused and kernel_layout == "transposed" and inference.widens_narrow_input(encoder):
+        transposed = [
+            tf.Variable(kernel, trainable=False)
+            for kernel in inference.transposed_wide_kernels(encoder)
+        ]
+    return fused, transposed
+
+
 class ServingModule(tf.Module):
     """The exported object: a float32 discriminator, the tokenizer and the signatures.
 
@@ -116,31 +144,9 @@ class ServingModule(tf.Module):
             )
         self.discriminator = discriminator
         self._keras_layers = bool(keras_layers)
-        # The serving forward pass's query/key/value kernels side by side, made once here from
-        # the discriminator's current weights: a call then reads them rather than concatenating
-        # three kernels per block (3-6% of a batch-1 call; the export grows by 3 H^2 per block).
-        self.fused_attention_weights = []
-        if not self._keras_layers and inference.supports(discriminator):
-            self.fused_attention_weights = [
-                [tf.Variable(kernel, trainable=False), tf.Variable(bias, trainable=False)]
-                for kernel, bias in inference.fused_qkv(discriminator.encoder)
-            ]
-        # The same for the feed-forward kernels oneDNN's AVX2 matmul multiplies faster
-        # transposed (12.6 MB more for ELECTRA-Small).
-        self.transposed_wide_kernels = []
-        if kernel_layout == "auto":
-            faster = kernels.onednn_runs_avx2() and not jit_compile
-            kernel_layout = "transposed" if faster else "plain"
-        encoder = discriminator.encoder
-        if (
-            self.fused_attention_weights
-            and kernel_layout == "transposed"
-            and inference.widens_narrow_input(encoder)
-        ):
-            self.transposed_wide_kernels = [
-                tf.Variable(kernel, trainable=False)
-                for kernel in inference.transposed_wide_kernels(encoder)
-            ]
+        self.fused_attention_weights, self.transposed_wide_kernels = _serving_kernels(
+            discriminator, keras_layers, jit_compile, kernel_layout
+        )
         self.kernel_layout = "transposed" if self.transposed_wide_kernels else "plain"
         # The encoder's weights in `encoder.weights` order: their checkpoint keys are
         # `encoder_weights/<i>/...`, which `finetuning.initialization` reads back by position.
