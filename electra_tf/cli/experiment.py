@@ -8,7 +8,14 @@ from electra_tf.cli.common import add_overrides, print_json
 
 __all__ = ["add_parser"]
 
-EXPERIMENTS = ("efficiency", "generator-size", "adaptation", "electra-mlm", "torch-reference")
+EXPERIMENTS = (
+    "efficiency",
+    "generator-size",
+    "adaptation",
+    "adaptation-corpora",
+    "electra-mlm",
+    "torch-reference",
+)
 
 
 def add_parser(subparsers) -> None:
@@ -22,6 +29,10 @@ def add_parser(subparsers) -> None:
         "with several generator sizes at one budget. adaptation: objectives continuing a "
         "released encoder (--init, default all-MiniLM-L6-v2) at equal FLOPs over --seeds "
         "adaptation seeds, each checkpoint probed (resumable: finished cells are skipped). "
+        "adaptation-corpora: the released encoder adapted on each corpus (domain snippets, the "
+        "task's own training texts, both) with each objective at the main job's FLOPs, every "
+        "adapted encoder and the unadapted one fine-tuned with the same --seeds seeds (paired; "
+        "no --data: the corpora are built in --cache-dir). "
         "electra-mlm: Appendix G, a run's "
         "discriminator as a masked LM beside its generator. torch-reference: the same ELECTRA "
         "run with Hugging Face's PyTorch models (an independent check of the held-out AUC "
@@ -33,7 +44,7 @@ def add_parser(subparsers) -> None:
         help="the experiment: objectives at equal FLOPs, generator sizes, objectives adapting a "
         "released encoder, Appendix G, or the PyTorch cross-check",
     )
-    parser.add_argument("--data", required=True, help="a folder written by `electra-tf prepare`")
+    parser.add_argument("--data", help="a folder written by `electra-tf prepare`")
     parser.add_argument("--output-dir", help="where runs and results go (efficiency, sizes)")
     parser.add_argument("--recipe", default="tiny", help="pre-training recipe (default tiny)")
     add_overrides(parser, "pre-training override for every run (repeatable)")
@@ -47,6 +58,20 @@ def add_parser(subparsers) -> None:
         "--budgets", default="", help="comma-separated training-FLOP budgets, e.g. 1e14,2e14"
     )
     parser.add_argument("--budget", type=float, default=0.0, help="generator-size: the budget")
+    parser.add_argument(
+        "--budget-multiples",
+        default="1",
+        help="adaptation-corpora: budgets as multiples of the main job's (300 ELECTRA steps)",
+    )
+    parser.add_argument(
+        "--corpora", default="domain,task,both", help="adaptation-corpora: the corpora"
+    )
+    parser.add_argument(
+        "--train-examples",
+        type=int,
+        default=1000,
+        help="adaptation-corpora: labelled training snippets fine-tuned on (0: all)",
+    )
     parser.add_argument(
         "--fractions", default="0.125,0.25,0.5,1", help="generator-size: generator fractions"
     )
@@ -113,6 +138,10 @@ def _names(text: str, kind=str) -> list:
 def run(args) -> int:
     from electra_tf.config import ConfigError
 
+    if args.which == "adaptation-corpora":
+        return _adaptation_corpora(args)
+    if not args.data:
+        raise ConfigError(f"experiment {args.which} needs --data (a prepare folder).")
     if args.which == "electra-mlm":
         from electra_tf.experiments.electra_mlm import electra_mlm_experiment
 
@@ -208,6 +237,36 @@ def _adaptation(args) -> int:
             "electra_beats": result["electra_beats"],
             "rows": rows,
             **({"finetuned": finetuned} if finetuned else {}),
+            "files": result["files"],
+        }
+    )
+    return 0
+
+
+def _adaptation_corpora(args) -> int:
+    from electra_tf.config import ConfigError
+    from electra_tf.experiments.adaptation_corpora import CorporaOptions, corpora_experiment
+
+    if not args.output_dir:
+        raise ConfigError("experiment adaptation-corpora needs --output-dir.")
+    options = CorporaOptions(
+        output_dir=args.output_dir,
+        cache_dir=args.cache_dir,
+        start=args.init or "",
+        corpora=tuple(_names(args.corpora)),
+        objectives=tuple(_names(args.objectives or "electra,bert_mlm")),
+        budget_multiples=tuple(_names(args.budget_multiples, float)),
+        overrides=tuple(args.overrides),
+        finetune_seeds=args.seeds,
+        finetune_train_examples=args.train_examples,
+        finetune_overrides=tuple(args.finetune_overrides),
+    )
+    result = corpora_experiment(options)
+    keys = ("name", "dev_mean", "test_mean", "verdict")
+    print_json(
+        {
+            "best_electra_on_dev": result["best_electra_on_dev"],
+            "cells": [{k: c[k] for k in keys} for c in result["cells"]],
             "files": result["files"],
         }
     )

@@ -33,6 +33,7 @@ __all__ = [
     "fetch_snippets",
     "fetch_minilm",
     "write_snippet_corpus",
+    "snippet_documents",
     "SNIPPET_FILES",
     "MINILM",
     "BBC_NEWS",
@@ -171,31 +172,35 @@ def fetch_minilm(cache_dir) -> Path:
     return target
 
 
-def write_snippet_corpus(paths, target) -> Path:
-    """Snippet files (`id<TAB>rating<TAB>text`) as unlabeled text in the "lines" layout.
+def snippet_documents(path) -> list[str]:
+    """The documents of a snippet file (`id<TAB>rating<TAB>text`), a snippet per line.
 
     Snippets whose ids share the part before "_" (`12_1`, `12_2`: sentences of one review
     or editorial) form one document; a snippet without "_" is a document of its own. The
-    ratings are dropped. Written once (atomically); returns `target`.
+    ratings are dropped.
     """
+    documents, previous = [], None
+    for row in Path(path).read_text(encoding="utf-8", errors="replace").splitlines():
+        parts = row.split("\t")
+        if len(parts) < 3 or not parts[2].strip():
+            continue
+        document = parts[0].split("_")[0] if "_" in parts[0] else parts[0]
+        if previous is None or document != previous:
+            documents.append([])
+        documents[-1].append(" ".join(parts[2].split()))
+        previous = document
+    return ["\n".join(lines) for lines in documents]
+
+
+def write_snippet_corpus(paths, target) -> Path:
+    """Snippet files as unlabeled text in the "lines" layout (`snippet_documents` of each,
+    a blank line between documents). Written once (atomically); returns `target`."""
     target = Path(target)
     if target.exists():
         return target
-    lines = []
-    for path in paths:
-        previous = None
-        for row in Path(path).read_text(encoding="utf-8", errors="replace").splitlines():
-            parts = row.split("\t")
-            if len(parts) < 3 or not parts[2].strip():
-                continue
-            document = parts[0].split("_")[0] if "_" in parts[0] else parts[0]
-            if previous is not None and document != previous:
-                lines.append("")
-            lines.append(" ".join(parts[2].split()))
-            previous = document
-        lines.append("")
+    texts = [text for path in paths for text in snippet_documents(path)]
     target.parent.mkdir(parents=True, exist_ok=True)
     temporary = target.with_suffix(".tmp")
-    temporary.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    temporary.write_text("\n\n".join(texts) + "\n", encoding="utf-8")
     temporary.replace(target)
     return target

@@ -217,3 +217,79 @@ def adaptation_plot(summary, reference, path: Path, title: str) -> None:
         axes.set_ylabel("probe test accuracy (mean over seeds, bar = std)")
         axes.set_title(title)
         axes.legend(fontsize=8)
+
+
+def _paired(p: dict) -> str:
+    return f"{p['mean']:+.4f} +- {p['se']:.4f}"
+
+
+def corpora_table(result: dict) -> str:
+    """The corpus x objective experiment's table (`adaptation_corpora`), markdown."""
+    options, base = result["options"], result["unadapted"]
+    seeds = options["finetune_seeds"]
+    lines = [
+        f"# Adapting {Path(result['start']).name}, then fine-tuning on {options['task']}",
+        "",
+        f"Fine-tuned on {result['train_examples']} training snippets with seeds 1-{seeds} "
+        "(the same for every row; epoch kept on dev, test scored once). Paired difference: "
+        "the row minus the unadapted encoder, seed by seed, mean +- SE; verdict by the "
+        "declared rule (helps / hurts when the mean clears 2 SE on dev and on test).",
+        "",
+        "| encoder | steps (paper / sparse FLOPs) | held-out AUC / bigram | dev mean +- std "
+        "| test mean +- std | paired dev | paired test | verdict | train min |",
+        "|---|---|---|---|---|---|---|---|---|",
+        f"| unadapted | 0 | - | {base['dev_mean']:.4f} +- {base['dev_std']:.4f} | "
+        f"{base['test_mean']:.4f} +- {base['test_std']:.4f} | | | | |",
+    ]
+    for cell in result["cells"]:
+        held = cell["held_out"]
+        auc = (
+            f"{held['disc_auc']:.4f} / {held['bigram_baseline_disc_auc']:.4f}"
+            if "bigram_baseline_disc_auc" in held
+            else "-"
+        )
+        lines.append(
+            f"| {cell['objective']} on {cell['corpus']} (x{cell['budget_multiple']:g}) | "
+            f"{cell['steps']['paper']} / {cell['steps']['sparse']} | {auc} | "
+            f"{cell['dev_mean']:.4f} +- {cell['dev_std']:.4f} | "
+            f"{cell['test_mean']:.4f} +- {cell['test_std']:.4f} | "
+            f"{_paired(cell['paired_dev'])} | {_paired(cell['paired_test'])} | "
+            f"{cell['verdict']} | {cell['train_minutes']} |"
+        )
+    lines += ["", f"Best ELECTRA setting on dev: {result['best_electra_on_dev']}.", ""]
+    return "\n".join(lines)
+
+
+def corpora_plot(result: dict, path: Path) -> None:
+    """Fine-tuned test accuracy per cell (every seed, and the mean), and the paired
+    differences against the unadapted encoder with 2-SE bars, dev and test."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cells = result["cells"]
+    names = ["unadapted"] + [f"{c['objective']}\n{c['corpus']} x{c['budget_multiple']:g}" for c in cells]
+    rows = [result["unadapted"], *cells]
+    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    try:
+        for x, row in enumerate(rows):
+            left.scatter([x] * len(row["test"]), row["test"], color="tab:blue", s=12, alpha=0.6)
+            left.scatter([x], [row["test_mean"]], color="black", marker="_", s=300)
+        left.set_xticks(range(len(rows)), names, fontsize=7)
+        left.set_ylabel("fine-tuned test accuracy (dots: seeds, bar: mean)")
+        for offset, split, colour in ((-0.12, "dev", "tab:orange"), (0.12, "test", "tab:green")):
+            xs = [i + offset for i in range(len(cells))]
+            means = [c[f"paired_{split}"]["mean"] for c in cells]
+            bars = [2 * c[f"paired_{split}"]["se"] for c in cells]
+            right.errorbar(xs, means, yerr=bars, fmt="o", capsize=3, color=colour, label=split)
+        right.axhline(0.0, color="grey", linestyle="--")
+        right.set_xticks(range(len(cells)), names[1:], fontsize=7)
+        right.set_ylabel("paired difference vs unadapted (bar: 2 SE)")
+        right.legend(fontsize=8)
+        for axes in (left, right):
+            axes.grid(alpha=0.3)
+        figure.tight_layout()
+        figure.savefig(path, dpi=120)
+    finally:
+        plt.close(figure)

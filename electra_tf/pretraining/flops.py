@@ -14,6 +14,13 @@ difference from the reference script: LayerNorm after attention is counted
 per hidden unit (the script counts 5 FLOPs per token there), which moves
 totals by less than 0.1%.
 
+Conventions (`CONVENTIONS`): "paper" (the default) counts the embedding lookup as the
+one-hot matmul above, as Appendix E and the reference's `flops_computation.py` do;
+"sparse" counts it as free, like that script's `sparse_embed_lookup` switch. At
+all-MiniLM-L6-v2's size (hidden 384, vocabulary 30,522) the lookup is most of an
+ELECTRA step's counted FLOPs, so the convention changes how many steps of one objective
+a budget buys against another's (`with convention("sparse"): ...`).
+
 `matmul_step_flops` is the throughput benchmarks' measure: matmuls only,
 2*m*n*k, training step = 3 x forward, the vocabulary projection at the
 masked positions only.
@@ -21,9 +28,13 @@ masked positions only.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 
 __all__ = [
+    "CONVENTIONS",
+    "convention",
     "TransformerFlops",
     "model_shapes",
     "electra_train_flops",
@@ -35,6 +46,23 @@ DROPOUT = 4  # random number, compare, mask, rescale
 LAYER_NORM = 5  # mean, variance (square, sum), scale, shift
 ACTIVATION = 8  # GELU
 SOFTMAX = 5  # max, subtract, exp, sum, divide
+
+CONVENTIONS = ("paper", "sparse")
+_SPARSE_LOOKUP = contextvars.ContextVar("sparse_lookup", default=False)
+
+
+@contextlib.contextmanager
+def convention(name: str):
+    """Counts every FLOP figure taken from a config inside the block by convention `name`."""
+    from electra_tf.config import ConfigError
+
+    if name not in CONVENTIONS:
+        raise ConfigError(f"Unknown FLOP convention {name!r}: choose from {', '.join(CONVENTIONS)}.")
+    token = _SPARSE_LOOKUP.set(name == "sparse")
+    try:
+        yield
+    finally:
+        _SPARSE_LOOKUP.reset(token)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,6 +155,7 @@ def model_shapes(config) -> tuple[TransformerFlops, TransformerFlops]:
         d.intermediate_dim,
         d.num_heads,
         fraction,
+        _SPARSE_LOOKUP.get(),
     )
     gen = TransformerFlops(
         g.hidden_dim,
@@ -137,6 +166,7 @@ def model_shapes(config) -> tuple[TransformerFlops, TransformerFlops]:
         g.intermediate_dim,
         g.num_heads,
         fraction,
+        _SPARSE_LOOKUP.get(),
     )
     return disc, gen
 

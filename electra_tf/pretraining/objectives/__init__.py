@@ -40,16 +40,19 @@ OBJECTIVES = {
 }
 
 
-def train_flops_per_step(config) -> float:
-    """Appendix-E FLOPs of one training step of the objective `config` names."""
+def train_flops_per_step(config, convention: str = "paper") -> float:
+    """Appendix-E FLOPs of one training step of the objective `config` names, counted by
+    `convention` ("paper" or "sparse": see `electra_tf.pretraining.flops`)."""
     from electra_tf.config import ConfigError
+    from electra_tf.pretraining import flops
 
     name = config.objective.name
     if name not in OBJECTIVES:
         raise ConfigError(
             f"Unknown objective.name {name!r}: choose one of {', '.join(sorted(OBJECTIVES))}."
         )
-    return OBJECTIVES[name].train_flops(config)
+    with flops.convention(convention):
+        return OBJECTIVES[name].train_flops(config)
 
 
 def make_objective(config, generator, discriminator) -> Objective:
