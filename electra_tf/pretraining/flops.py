@@ -57,7 +57,9 @@ def convention(name: str):
     from electra_tf.config import ConfigError
 
     if name not in CONVENTIONS:
-        raise ConfigError(f"Unknown FLOP convention {name!r}: choose from {', '.join(CONVENTIONS)}.")
+        raise ConfigError(
+            f"Unknown FLOP convention {name!r}: choose from {', '.join(CONVENTIONS)}."
+        )
     token = _SPARSE_LOOKUP.set(name == "sparse")
     try:
         yield

@@ -78,3 +78,49 @@ def test_report_beside_bag_of_words_and_random_seeds(tmp_path):
     assert "| bag of words | 1.0000 | 1.0000 |" in probe_table(report)
     with pytest.raises(ConfigError, match="scores classification tasks; stsb is a regression"):
         probe_report(init, TASKS["stsb"], splits)
+
+
+def test_without_a_test_split_dev_is_scored_once_and_c_comes_from_train():
+    # Dev is the reported figure here, so it must not choose C: two different dev sets
+    # give the same C, and the same dev accuracy as fitting that C on train directly.
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(300, 6))
+    y = (x[:, 0] + 0.8 * rng.normal(size=300) > 0).astype(int)
+    train, dev_a, dev_b = (x[:150], y[:150]), (x[150:225], y[150:225]), (x[225:], y[225:])
+    a, b = fit_probe(train, dev_a), fit_probe(train, dev_b)
+    assert a["C"] == b["C"] and a["C_chosen_on"] == "3-fold cross-validation on train"
+    scaler = StandardScaler().fit(train[0])
+    direct = LogisticRegression(C=a["C"], max_iter=3000).fit(scaler.transform(train[0]), train[1])
+    assert a["dev_accuracy"] == pytest.approx(direct.score(scaler.transform(dev_a[0]), dev_a[1]))
+    with_test = fit_probe(train, dev_a, dev_b)
+    assert with_test["C_chosen_on"] == "dev" and "test_accuracy" in with_test
+
+
+def test_a_task_with_named_dev_splits_is_probed_on_the_first_and_scores_the_others(tmp_path):
+    # MNLI's dev splits are dev_matched and dev_mismatched; the probe used to fail for want
+    # of a "dev" split.
+    words = {0: "yes", 1: "no", 2: "maybe"}
+    rng = np.random.default_rng(2)
+    rows = ["sentence1\tsentence2\tgold_label"]
+    names = TASKS["mnli"].labels
+    for _ in range(150):
+        label = int(rng.integers(0, 3))
+        rows.append(f"the premise\tthe {words[label]} answer\t{names[label]}")
+    vocab = write_vocabulary(
+        list(SPECIAL_TOKENS) + ["the", "premise", "answer", *words.values()], tmp_path / "v"
+    )
+    task = TASKS["mnli"]
+    splits = {
+        name: read_glue_tsv(task, write_lines(tmp_path / f"{name}.tsv", [rows[0], *part]))
+        for name, part in (
+            ("train", rows[1:91]), ("dev_matched", rows[91:121]), ("dev_mismatched", rows[121:])
+        )
+    }  # fmt: skip
+    report = probe_report(scratch_init(12, vocab), task, splits, random_seeds=0)
+    bag = report["rows"][0]
+    assert bag["dev_accuracy"] == 1.0 and bag["dev_mismatched_accuracy"] == 1.0
+    assert bag["C_chosen_on"].endswith("cross-validation on train")
+    assert "dev_mismatched_accuracy" in report["rows"][-1]

@@ -1,6 +1,7 @@
 """Held-out evaluation of a checkpoint, with its unigram and bigram baselines."""
 
 import numpy as np
+import pytest
 from helpers import SPECIAL, tiny_config, write_packed
 
 from electra_tf.pretraining.evaluation import held_out_report
@@ -56,3 +57,27 @@ def test_report_counts_whole_batches_and_keras_does_not_warn(tmp_path, recwarn):
     assert report["evaluated_examples"] == 192
     messages = [str(w.message) for w in recwarn]
     assert not any("ran out of data" in m for m in messages), messages
+
+
+def test_unigram_baseline_guesses_the_training_texts_most_frequent_token(tmp_path):
+    import tensorflow as tf
+
+    from electra_tf.data.tfrecords import serialize_example
+    from electra_tf.pretraining.evaluation import unigram_baseline_accuracy
+
+    def shard(name, rows):
+        path = str(tmp_path / name)
+        with tf.io.TFRecordWriter(path) as writer:
+            for ids in rows:
+                padded = [*ids, *[0] * (8 - len(ids))]
+                mask = [1] * len(ids) + [0] * (8 - len(ids))
+                writer.write(serialize_example(padded, mask, [0] * 8))
+        return [path]
+
+    special = {0, 1, 2}  # pad, cls, sep
+    train = shard("train", [[1, 7, 7, 7, 5, 2]])  # 7 is the training text's commonest token
+    held = shard("held", [[1, 5, 5, 5, 7, 2], [1, 5, 9, 2]])  # 5 is the held-out one's
+    # Counted on the held-out text itself: 4 of its 6 real non-special tokens are 5.
+    assert unigram_baseline_accuracy(held, 8, special) == pytest.approx(4 / 6)
+    # Counted on training text, as the report does: the guess is 7, right once in 6.
+    assert unigram_baseline_accuracy(held, 8, special, train) == pytest.approx(1 / 6)
