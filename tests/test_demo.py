@@ -44,7 +44,13 @@ def test_the_table_shows_every_probe_and_the_held_out_figures():
             "unigram_baseline_mlm_accuracy": 0.05,
         },
     }
+    report["split"] = {
+        "tweets": {"documents": 10, "near_duplicates": 2, "held_out": 1, "train": 7},
+        "nyt": {"documents": 1500, "near_duplicates": 0, "held_out": 75, "train": 1425},
+    }
     table = demo_table(report)
+    assert "| documents trained on / held out whole / near-duplicates dropped | " in table
+    assert "| 1,432 / 76 / 2 |" in table
     assert "| this run (adapted) | 0.8000 | 0.8100 |" in table
     assert "| random init (2 seeds: mean +- std) | 0.6700 | 0.6600 +- 0.0141 |" in table
     assert "| replaced-token AUC / bigram-count detector | 0.9300 / 0.7000 |" in table

@@ -20,7 +20,7 @@ def test_paired_verdict_by_hand():
 
 
 def test_the_task_corpus_holds_training_texts_only(tmp_path):
-    from electra_tf.experiments.corpora import _documents
+    from electra_tf.finetuning.adaptation_text import _documents
 
     rows = [f"{i}\t{(-1) ** i * 2.0}\tsnippet number {i} of the movie file" for i in range(50)]
     movie = tmp_path / "movies.txt"
