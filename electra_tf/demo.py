@@ -53,7 +53,7 @@ class DemoOptions:
     probe_task: str = "movie_reviews"
     corpus: str = "domain"  # adaptation text: domain, task or both (finetuning.adaptation_text)
     random_seeds: int = 3
-    finetune_epochs: int = 2  # movie-review fine-tuning (0: skip fine-tuning and serving)
+    finetune_epochs: int = 1  # movie-review fine-tuning (0: skip fine-tuning and serving)
     finetune_seed: int = 1
     overrides: tuple = ()
     verbose: int = 1

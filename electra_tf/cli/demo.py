@@ -62,8 +62,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         "--finetune-epochs",
         type=int,
-        default=2,
-        help="movie-review fine-tuning epochs of the released and adapted encoders (default 2; "
+        default=1,
+        help="movie-review fine-tuning epochs of the released and adapted encoders (default 1; "
         "0 skips fine-tuning and the served classifier)",
     )
     add_overrides(parser, "override one config value (repeatable)")
