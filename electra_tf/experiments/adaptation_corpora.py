@@ -21,6 +21,7 @@ Every cell resumes: its pre-training run is checkpointed and each fine-tuning wr
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import time
@@ -90,14 +91,23 @@ def _both(dev: dict, test: dict) -> str:
     return "not resolved"
 
 
-def _pretrain_config(options, data, objective: str, budget: float, warm):
+@functools.cache
+def _frozen_recipe(name: str):
+    """The recipe as first read in this process: an edit to its file while the experiment
+    runs must not reach the cells that start later (it once did: three cells of the
+    2026-11-25 grid ran at the edited learning rate)."""
     from electra_tf.config import load_recipe
+
+    return load_recipe(name)
+
+
+def _pretrain_config(options, data, objective: str, budget: float, warm):
     from electra_tf.experiments.efficiency import OBJECTIVE_PRESETS, budget_schedule
     from electra_tf.pretraining.run import config_for_data
     from electra_tf.pretraining.warm_start import config_for_warm_start
 
     presets = [p for p in OBJECTIVE_PRESETS[objective] if not p.startswith("model.")]
-    config = load_recipe("adapt").override(
+    config = _frozen_recipe("adapt").override(
         f"data.train_files={data}",
         f"train.batch_size={options.batch_size}",
         f"data.sequence_length={options.sequence_length}",
@@ -152,6 +162,7 @@ def _adapt(options, cell: Path, data, objective, budget, warm, log) -> dict:
         train_files = Manifest.read(data.train).files
         record = {
             "trained_to": steps,
+            "learning_rate": config.train.learning_rate,
             "train_seconds": record.get("train_seconds", 0.0) + time.perf_counter() - started,
             "checkpoint": str(result.checkpoint),
             "held_out": held_out_report(
@@ -304,6 +315,7 @@ def _cell_row(name, kind, objective, multiple, budget, record, runs, unadapted) 
         "train_flops": budget,
         "steps": record["steps"],
         "train_minutes": round(record["train_seconds"] / 60, 1),
+        "learning_rate": record.get("learning_rate"),
         "held_out": record["held_out"],
         **_summary_row(runs),
     }

@@ -104,3 +104,19 @@ def test_the_experiment_runs_pairs_and_resumes(tmp_path):
     assert again["cells"] == result["cells"]
     assert (tmp_path / "out" / "task-electra-x1" / "cell.json").stat().st_mtime_ns == stamp
     assert (tmp_path / "out" / "adaptation-corpora.png").stat().st_size > 0
+
+
+def test_a_recipe_edited_while_the_experiment_runs_does_not_reach_later_cells(tmp_path):
+    from pathlib import Path
+
+    from electra_tf.config import load_recipe
+    from electra_tf.experiments.adaptation_corpora import _frozen_recipe
+
+    source = Path(__file__).resolve().parents[2] / "recipes" / "pretrain" / "adapt.toml"
+    recipe = tmp_path / "mine.toml"
+    text = source.read_text()
+    recipe.write_text(text.replace("learning_rate = 1e-4", "learning_rate = 2e-4"))
+    assert _frozen_recipe(str(recipe)).train.learning_rate == 2e-4
+    recipe.write_text(text.replace("learning_rate = 1e-4", "learning_rate = 7e-4"))
+    assert load_recipe(str(recipe)).train.learning_rate == 7e-4  # the file changed
+    assert _frozen_recipe(str(recipe)).train.learning_rate == 2e-4  # the run did not
