@@ -10,8 +10,13 @@ moved = {}
 for line in open(sys.argv[1]):
     row = json.loads(line)
     moved[row["cell"]] = row["relative_distance"]
-cells = [(c, "3e-4", f"runs/adaptation-corpora/{c['name']}") for c in main["cells"]]
-cells += [(c, "1e-4", f"runs/adaptation-corpora-lr1e-4/{c['name']}") for c in extra["cells"]]
+def rate(folder):  # read from the run itself: three grid cells ran at the edited recipe's rate
+    return f"{json.load(open(folder + '/run/config.json'))['train']['learning_rate']:g}"
+
+
+cells = [(c, f"runs/adaptation-corpora/{c['name']}") for c in main["cells"]]
+cells += [(c, f"runs/adaptation-corpora-lr1e-4/{c['name']}") for c in extra["cells"]]
+cells = [(c, rate(folder), folder) for c, folder in cells]
 base = main["unadapted"]
 print("| encoder | lr | steps (paper / sparse) | held-out AUC / bigram | weights moved | "
       "dev mean +- std | test mean +- std | paired dev (mean +- SE) | paired test | verdict |")
