@@ -166,7 +166,8 @@ def prepare_corpus(
             starts one), the most documents read.
         progress: show a progress bar (MB/s, tokens/s, ETA).
         deduplicate: drop documents whose text repeats an earlier one exactly (counted
-            as `duplicate_documents`), so a held-out shard shares no document with training.
+            as `duplicate_documents`). For held-out text, split documents before packing
+            (`electra_tf.data.held_out`): a shard boundary can fall inside a document.
         workers: processes that tokenize and pack (1: this process). More than 1 spawns
             them, so a script calling this must do it under `if __name__ == "__main__":`.
         chunk_bytes: text per chunk (the unit of work); changing it changes the output.
