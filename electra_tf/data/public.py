@@ -32,7 +32,6 @@ __all__ = [
     "fetch_movie_reviews",
     "fetch_snippets",
     "fetch_minilm",
-    "write_snippet_corpus",
     "snippet_documents",
     "SNIPPET_FILES",
     "MINILM",
@@ -190,17 +189,3 @@ def snippet_documents(path) -> list[str]:
         documents[-1].append(" ".join(parts[2].split()))
         previous = document
     return ["\n".join(lines) for lines in documents]
-
-
-def write_snippet_corpus(paths, target) -> Path:
-    """Snippet files as unlabeled text in the "lines" layout (`snippet_documents` of each,
-    a blank line between documents). Written once (atomically); returns `target`."""
-    target = Path(target)
-    if target.exists():
-        return target
-    texts = [text for path in paths for text in snippet_documents(path)]
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temporary = target.with_suffix(".tmp")
-    temporary.write_text("\n\n".join(texts) + "\n", encoding="utf-8")
-    temporary.replace(target)
-    return target

@@ -16,13 +16,11 @@ vocabulary into `<data_dir>/adapt-<kind>-<tag>-s<length>/` and the same name end
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 
 __all__ = ["ADAPTATION_CORPORA", "AdaptationData", "adaptation_corpus"]
 
 ADAPTATION_CORPORA = ("domain", "task", "both")
-HELD_OUT_FRACTION = 0.05
 
 
 @dataclasses.dataclass
@@ -81,35 +79,21 @@ def adaptation_corpus(
         probe_task: the task whose texts the corpora keep apart (or, for `task`, use).
         log: called with a line before packing.
     """
-    from electra_tf.data.corpus import TextSource
-    from electra_tf.data.held_out import split_documents, write_lines_corpus
-    from electra_tf.data.prepare import prepare_corpus
+    from electra_tf.data.held_out import prepare_split
 
     data_dir = Path(data_dir)
     train = data_dir / f"adapt-{kind}-{tag}-s{sequence_length}"
     held_out = data_dir / f"{train.name}-held-out"
-    report_path = data_dir / "corpora" / f"adapt-{kind}-split.json"
-    texts = {
-        "train": data_dir / "corpora" / f"adapt-{kind}-train.txt",
-        "held-out": data_dir / "corpora" / f"adapt-{kind}-held-out.txt",
-    }
-    if not report_path.exists():
-        split = split_documents(_documents(kind, snippets, probe_task), HELD_OUT_FRACTION)
-        write_lines_corpus(split.train, texts["train"])
-        write_lines_corpus(split.held_out, texts["held-out"])
-        report_path.write_text(json.dumps(split.report, indent=2) + "\n")
-    for side, folder in (("train", train), ("held-out", held_out)):
-        if (folder / "manifest.json").exists():
-            continue
-        if log is not None:
-            log(f"packing the {kind} corpus's {side} documents with the encoder's vocabulary")
-        prepare_corpus(
-            [TextSource([str(texts[side])], layout="lines")],
-            folder,
-            vocab_file=vocab_file,
-            lower_case=lower_case,
-            sequence_length=sequence_length,
-            examples_per_shard=1000,
-            progress=False,
-        )
-    return AdaptationData(kind, train, held_out, json.loads(report_path.read_text()))
+    report = prepare_split(
+        lambda: _documents(kind, snippets, probe_task),
+        data_dir / "corpora" / f"adapt-{kind}-split.json",
+        {side: data_dir / "corpora" / f"adapt-{kind}-{side}.txt" for side in ("train", "held-out")},
+        {"train": train, "held-out": held_out},
+        layout="lines",
+        log=log and (lambda side: log(f"packing the {kind} corpus's {side} documents")),
+        vocab_file=vocab_file,
+        lower_case=lower_case,
+        sequence_length=sequence_length,
+        progress=False,
+    )
+    return AdaptationData(kind, train, held_out, report)
