@@ -20,8 +20,8 @@ _LAZY = {
     "ElectraPretrainer": "electra_tf.pretraining.pretrainer",
     "ElectraAdamW": "electra_tf.pretraining.optimizer",
     "WarmupLinearDecay": "electra_tf.pretraining.optimizer",
-    "ElectraTextClassifier": "electra_tf.finetuning.text_classifier",
-    "ElectraTokenClassifier": "electra_tf.finetuning.token_classifier",
+    "ElectraTextClassifier": "electra_tf.tasks.text_classifier",
+    "ElectraTokenClassifier": "electra_tf.tasks.token_classifier",
 }
 
 __all__ = sorted(_LAZY) + ["__version__"]

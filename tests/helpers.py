@@ -145,7 +145,7 @@ def write_lines(path, lines):
 
 def scratch_init(vocabulary_size, vocab_file):
     """A from-scratch, dropout-free 2-layer encoder (hidden 16) for the toy fine-tunes."""
-    from electra_tf.finetuning.initialization import Initialization
+    from electra_tf.tasks.initialization import Initialization
 
     encoder = {
         **FINETUNE_ENCODER,

@@ -17,8 +17,8 @@ from helpers import tiny_config, write_packed
 from electra_tf.cli import main
 from electra_tf.config import ConfigError
 from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
-from electra_tf.finetuning.probe import probe_task
 from electra_tf.pretraining.pretrainer import ElectraPretrainer
+from electra_tf.probe import probe_task
 
 WORDS = ["good", "great", "fine", "bad", "awful", "poor", "the", "movie", "was", "plot"]
 

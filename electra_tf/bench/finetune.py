@@ -75,8 +75,8 @@ def workload(options: FinetuneBenchOptions):
     import numpy as np
 
     from electra_tf.data.public import fetch_bbc_news, fetch_minilm, fetch_snippets
-    from electra_tf.finetuning.readers import movie_review_split, read_movie_reviews
-    from electra_tf.finetuning.tasks import get_task
+    from electra_tf.datasets.readers import movie_review_split, read_movie_reviews
+    from electra_tf.datasets.tasks import get_task
 
     data = Path(options.data_dir)
     encoder = fetch_minilm(data / "models")
@@ -130,11 +130,11 @@ def _seed(options) -> int:
 
 
 def _train_electra_tf(options, encoder, splits, labels):
-    from electra_tf.finetuning.config import FinetuneConfig
-    from electra_tf.finetuning.initialization import load_initialization
-    from electra_tf.finetuning.readers import Example
+    from electra_tf.datasets.readers import Example
+    from electra_tf.datasets.tasks import Task
     from electra_tf.finetuning.run import finetune
-    from electra_tf.finetuning.tasks import Task
+    from electra_tf.tasks.config import FinetuneConfig
+    from electra_tf.tasks.initialization import load_initialization
 
     init = load_initialization(str(encoder))
     task = Task(options.task, "classification", tuple(labels), ("text", None, "label"))
@@ -269,9 +269,9 @@ def _predictor(options, encoder, labels, folder: Path):
         tokenizer = AutoTokenizer.from_pretrained(str(encoder), model_max_length=options.seq)
         classify = pipeline("text-classification", model=model, tokenizer=tokenizer, device=-1)
         return lambda texts: classify(texts, batch_size=options.batch, truncation=True)
-    from electra_tf.finetuning.model_folder import write_model_folder
     from electra_tf.finetuning.predict import open_predictor
-    from electra_tf.finetuning.text_classifier import ElectraTextClassifier
+    from electra_tf.tasks.model_folder import write_model_folder
+    from electra_tf.tasks.text_classifier import ElectraTextClassifier
 
     model = ElectraTextClassifier.from_source(
         str(encoder), labels=labels, sequence_length=options.seq
@@ -280,7 +280,7 @@ def _predictor(options, encoder, labels, folder: Path):
     write_model_folder(model, folder / "run" / "model", info)
     target = folder / "run"
     if options.impl == "electra_tf_export":
-        from electra_tf.serving.task_export import export_finetuned
+        from electra_tf.tasks.export import export_finetuned
 
         target = export_finetuned(model, info, folder / "export", model_name="bench")
     predictor = open_predictor(target)

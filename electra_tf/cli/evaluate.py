@@ -69,7 +69,7 @@ def run(args) -> int:
 
         report = evaluate_checkpoint(args.checkpoint, args.data, args.batch_size, log=log)
     if args.probe:
-        from electra_tf.finetuning.probe import probe_task
+        from electra_tf.probe import probe_task
 
         report["probe"] = probe_task(
             args.probe,

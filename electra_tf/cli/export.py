@@ -66,19 +66,14 @@ def add_parser(subparsers) -> None:
 
 def _export_finetuned(args) -> int:
     from electra_tf.config import ConfigError
-    from electra_tf.finetuning.model_folder import load_finetuned
-    from electra_tf.serving.task_export import SERVABLE_KINDS, export_finetuned
+    from electra_tf.tasks.export import export_finetuned
+    from electra_tf.tasks.model_folder import load_finetuned
 
     if args.format != "serving":
         raise ConfigError(
             f"A fine-tuned run exports as --format serving only (not {args.format!r})."
         )
     model, info = load_finetuned(args.checkpoint)
-    if info["kind"] not in SERVABLE_KINDS:
-        raise ConfigError(
-            f"A {info['kind']} model has no text-in SavedModel yet; kinds served: "
-            f"{', '.join(SERVABLE_KINDS)}."
-        )
     written = export_finetuned(
         model,
         info,
@@ -92,9 +87,9 @@ def _export_finetuned(args) -> int:
 
 
 def run(args) -> int:
-    from electra_tf.finetuning.initialization import source_kind
     from electra_tf.pretraining.checkpoint import load_pretrainer
     from electra_tf.serving.formats import export_model
+    from electra_tf.tasks.initialization import source_kind
 
     if source_kind(args.checkpoint) == "finetuned":
         return _export_finetuned(args)

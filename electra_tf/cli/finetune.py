@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from electra_tf.cli.common import add_overrides, print_json
+from electra_tf.tasks.registry import module_kind_names
 
 __all__ = ["add_parser"]
 
@@ -42,9 +43,9 @@ def add_parser(subparsers) -> None:
     own.add_argument("--format", choices=["csv", "tsv", "jsonl", "conll"], help="file format")
     own.add_argument(
         "--kind",
-        choices=["classification", "multi_label", "regression", "tagging"],
-        help="default: inferred (lists of labels: multi_label; numbers not all integers: "
-        "regression; CoNLL files: tagging; else classification)",
+        help=f"one of the registered kinds ({', '.join(module_kind_names())}; span is "
+        "for --task squad1/2); default: inferred (lists of labels: multi_label; numbers not "
+        "all integers: regression; CoNLL files: tagging; else classification)",
     )
     own.add_argument("--regression", action="store_true", help="same as --kind regression")
     own.add_argument("--labels", help="label names in class-id order, comma-separated")
@@ -98,7 +99,7 @@ def run(args) -> int:
             output_dir=args.output_dir or f"runs/finetune-{args.task}",
         )
     else:
-        from electra_tf.finetuning.files import Columns
+        from electra_tf.datasets.files import Columns
         from electra_tf.finetuning.user_task import finetune_files
 
         if not args.dev:

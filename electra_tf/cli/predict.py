@@ -43,9 +43,7 @@ def run(args) -> int:
         columns = {"text": args.text_column, "text_pair": args.text_pair_column}
         texts, pairs = read_inputs(args.input, predictor.info, args.format, columns)
     else:
-        texts, pairs = list(args.texts), None
-        if predictor.kind == "tagging":
-            texts = [text.split() for text in texts]
+        texts, pairs = predictor.kind.inputs_from_texts(list(args.texts)), None
     rows = predict_rows(predictor, texts, pairs, args.batch_size, progress=bool(args.output))
     if args.output:
         from electra_tf.io.durable import write_atomic

@@ -113,7 +113,7 @@ def run(args) -> int:
 
     vocab_file, lower_case = args.vocab_file, None
     if vocab_file:
-        from electra_tf.finetuning.initialization import vocabulary_of
+        from electra_tf.tasks.initialization import vocabulary_of
 
         vocab_file, lower_case = vocabulary_of(vocab_file)
     if args.no_lower_case:

@@ -118,7 +118,7 @@ def run(args) -> int:
     config = load_recipe(recipe).override(*flag_overrides(args), *args.overrides)
     warm = None
     if args.init:
-        from electra_tf.finetuning.initialization import load_warm_start
+        from electra_tf.tasks.initialization import load_warm_start
 
         warm = load_warm_start(args.init)
     sources = None

@@ -128,6 +128,7 @@ def batch_dataset(
     epochs=range(1),
     group: int = 50,
     multiple: int = 1,
+    cut_targets: bool = False,
 ) -> tf.data.Dataset:
     """A dataset of padded batches for the given epochs, one after the other.
 
@@ -137,10 +138,12 @@ def batch_dataset(
     Args:
         features: arrays with `N` rows: `[N, S]` `token_ids`, `padding_mask` and
             `segment_ids`, and any others (`[N, S]` ones are cut with them).
-        targets: an `[N, ...]` array or a dict of them (per-token `[N, S]` targets are
-            cut as the features are), or None.
+        targets: an `[N, ...]` array or a dict of them, or None.
         batch_size, seed, group, multiple: see `epoch_batches` and `pad_batch`.
         epochs: the epoch numbers to cover, in order (`range(start, end)`).
+        cut_targets: targets are per token (`[N, S]` tags): cut them as the features are.
+            Otherwise targets are never cut, whatever their width (multi-hot rows over as
+            many labels as `S` stay whole).
 
     Returns:
         A `tf.data.Dataset` of `inputs` or `(inputs, targets)` batches,
@@ -157,14 +160,22 @@ def batch_dataset(
         tf.constant(a) for a in _plan(lengths, width, batch_size, seed, epochs, group, multiple)
     )
     tensors = {name: tf.convert_to_tensor(array) for name, array in arrays.items()}
-    sequence = {name: _is_sequence(array, width) for name, array in arrays.items()}
+    fixed = multiple >= width  # pad_to="max": one static shape, as XLA and TPUs want
+    sequence = {
+        name: _is_sequence(array, width) and (cut_targets or not name.startswith("target/"))
+        for name, array in arrays.items()
+    }
 
     def fetch(number):
         index = order[bounds[number] : bounds[number + 1]]
         batch = {}
         for name, tensor in tensors.items():
             rows = tf.gather(tensor, index)
-            batch[name] = rows[:, : cuts[number]] if sequence[name] else rows
+            if sequence[name] and fixed:  # every batch at the full width: say so statically
+                rows = tf.ensure_shape(rows, [None, width, *rows.shape[2:]])
+            elif sequence[name]:
+                rows = rows[:, : cuts[number]]
+            batch[name] = rows
         inputs = {name: batch[name] for name in features}
         if targets is None:
             return inputs

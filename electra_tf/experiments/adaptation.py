@@ -8,7 +8,7 @@ real encoder does: `adaptation_experiment` starts every run from the same encode
 objective for the same Appendix-E training FLOPs (checkpointed where each run crosses
 each budget), over several seeds of the adaptation (masking, sampling, data order and
 the fresh heads), and probes every checkpoint on the movie-review task
-(`electra_tf.finetuning.probe`). It writes a table (probe accuracy mean and spread per
+(`electra_tf.probe`). It writes a table (probe accuracy mean and spread per
 objective and budget, beside the unadapted encoder, bag-of-words and random init) and
 a plot of probe accuracy against pre-training FLOPs, one line per objective.
 
@@ -95,7 +95,7 @@ def _config(options: AdaptationOptions, objective: str, seed: int, warm):
 
 def _probe(path: Path, build, splits, task, log) -> dict:
     """The probe report stored at `path`, made (and stored) first if need be."""
-    from electra_tf.finetuning.probe import probe_report
+    from electra_tf.probe import probe_report
 
     if path.exists():
         return json.loads(path.read_text())
@@ -111,7 +111,7 @@ def _checkpoint_init(checkpoint: Path, label: str):
     """The discriminator's encoder of a pre-training checkpoint, as an `Initialization`."""
     import dataclasses
 
-    from electra_tf.finetuning.initialization import load_initialization
+    from electra_tf.tasks.initialization import load_initialization
 
     return dataclasses.replace(load_initialization(str(checkpoint)), source=label)
 
@@ -182,8 +182,8 @@ def _finetune_once(path: Path, build, task, splits, config, seed: int, log) -> d
 
 def _finetune_view(options, rows, splits, task, log) -> list[dict]:
     """The second view: fine-tunings at the largest budget (see the module), summarized."""
-    from electra_tf.finetuning.config import load_finetune_recipe
-    from electra_tf.finetuning.initialization import load_initialization
+    from electra_tf.tasks.config import load_finetune_recipe
+    from electra_tf.tasks.initialization import load_initialization
 
     config = load_finetune_recipe(task.name).override(*options.finetune_overrides)
     budget = max(options.budgets)
@@ -278,11 +278,11 @@ def ordering(summary, budget, better: str = "electra") -> dict:
 
 def adaptation_experiment(options: AdaptationOptions, log=print) -> dict:
     """Runs (or resumes) every cell, then writes adaptation.md/.json/.png (see the module)."""
+    from electra_tf.datasets.sources import task_splits
+    from electra_tf.datasets.tasks import get_task
     from electra_tf.experiments.efficiency import OBJECTIVE_PRESETS
-    from electra_tf.finetuning.initialization import load_initialization, load_warm_start
-    from electra_tf.finetuning.probe import probe_report
-    from electra_tf.finetuning.sources import task_splits
-    from electra_tf.finetuning.tasks import get_task
+    from electra_tf.probe import probe_report
+    from electra_tf.tasks.initialization import load_initialization, load_warm_start
 
     unknown = [o for o in options.objectives if o not in OBJECTIVE_PRESETS]
     if unknown:

@@ -1,7 +1,7 @@
 """Does continued pre-training help the fine-tuned model? Corpus x objective, paired seeds.
 
 `corpora_experiment` continues one released encoder (all-MiniLM-L6-v2 by default) on
-each adaptation corpus (`electra_tf.finetuning.adaptation_text`: domain, task, both) with each
+each adaptation corpus (`electra_tf.datasets.adaptation_text`: domain, task, both) with each
 objective (ELECTRA, BERT's masked LM) for the same Appendix-E training FLOPs (the main
 job's budget: `steps` ELECTRA steps of the `adapt` recipe, times each of
 `budget_multiples`), then fine-tunes every adapted encoder and the unadapted one with the
@@ -29,8 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
+from electra_tf.datasets.adaptation_text import ADAPTATION_CORPORA
 from electra_tf.experiments.adaptation import _checkpoint_init, _finetune_once, _spread
-from electra_tf.finetuning.adaptation_text import ADAPTATION_CORPORA
 
 __all__ = ["CorporaOptions", "corpora_experiment", "paired_verdict"]
 
@@ -204,11 +204,11 @@ class _Setting:
 def _setting(options: CorporaOptions) -> _Setting:
     from electra_tf.config import ConfigError
     from electra_tf.data.public import fetch_minilm, fetch_snippets
+    from electra_tf.datasets.readers import movie_review_split, read_movie_reviews
+    from electra_tf.datasets.tasks import get_task
     from electra_tf.experiments.efficiency import OBJECTIVE_PRESETS
-    from electra_tf.finetuning.config import load_finetune_recipe
-    from electra_tf.finetuning.initialization import load_warm_start
-    from electra_tf.finetuning.readers import movie_review_split, read_movie_reviews
-    from electra_tf.finetuning.tasks import get_task
+    from electra_tf.tasks.config import load_finetune_recipe
+    from electra_tf.tasks.initialization import load_warm_start
 
     unknown = [o for o in options.objectives if o not in OBJECTIVE_PRESETS]
     if unknown:
@@ -232,8 +232,8 @@ def _setting(options: CorporaOptions) -> _Setting:
 
 def corpora_experiment(options: CorporaOptions, log=print) -> dict:
     """Runs (or resumes) every cell, then writes adaptation-corpora.md/.json/.png."""
-    from electra_tf.finetuning.adaptation_text import adaptation_corpus
-    from electra_tf.finetuning.initialization import load_initialization
+    from electra_tf.datasets.adaptation_text import adaptation_corpus
+    from electra_tf.tasks.initialization import load_initialization
 
     started = time.perf_counter()
     out = Path(options.output_dir)

@@ -16,7 +16,7 @@ test: ELECTRA's median beats BERT's by more than the larger of the two
 seeds' standard deviations.
 
 With `measure="probe"` each checkpoint is judged by the linear probe
-(`electra_tf.finetuning.probe`) instead of fine-tuning: the probe's dev accuracy
+(`electra_tf.probe`) instead of fine-tuning: the probe's dev accuracy
 is the row's figure, and the same architecture at random initialisation is
 probed over `random_seeds` seeds as the reference; the claim then needs a
 margin larger than that reference's standard deviation too. The probe is far
@@ -118,7 +118,7 @@ class ExperimentOptions:
 
     def splits(self, task):
         """The task's splits of the movie-review snippets (downloaded first if need be)."""
-        from electra_tf.finetuning.sources import task_splits
+        from electra_tf.datasets.sources import task_splits
 
         return task_splits(
             task, movie_file=self.movie_file or None, fetch_dir=self.fetch_dir or None
@@ -137,7 +137,7 @@ def _probe_stats(init, task, splits, options, reference: dict) -> dict:
     The first call also probes the architecture at random initialisation and keeps
     that in `reference["random"]` (mean, std and seeds of dev accuracy).
     """
-    from electra_tf.finetuning.probe import probe_report
+    from electra_tf.probe import probe_report
 
     seeds = 0 if "random" in reference else options.random_seeds
     report = probe_report(init, task, splits, random_seeds=seeds)
@@ -196,11 +196,11 @@ def _pretrain_and_finetune(
 ) -> list[dict]:
     """One pre-training run checkpointed at each budget, each checkpoint fine-tuned (or probed:
     `options.measure`; `reference` then collects the random-init probe, see `_probe_stats`)."""
-    from electra_tf.finetuning.config import load_finetune_recipe
-    from electra_tf.finetuning.initialization import load_initialization
+    from electra_tf.datasets.tasks import get_task
     from electra_tf.finetuning.run import finetune
-    from electra_tf.finetuning.tasks import get_task
     from electra_tf.pretraining.run import run_pretraining
+    from electra_tf.tasks.config import load_finetune_recipe
+    from electra_tf.tasks.initialization import load_initialization
 
     config, per_step, steps = budget_schedule(config, budgets, options.warmup_fraction)
     sparse = train_flops_per_step(config, "sparse")

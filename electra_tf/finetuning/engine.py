@@ -34,7 +34,6 @@ import numpy as np
 import tensorflow as tf
 
 from electra_tf.config import ConfigError
-from electra_tf.finetuning.optimizer import finetuning_optimizer
 from electra_tf.io.durable import (
     fsync_path,
     os_reason,
@@ -45,6 +44,7 @@ from electra_tf.io.durable import (
     write_record,
 )
 from electra_tf.pretraining.checkpoint import checkpoint_object, first_nonfinite_weight
+from electra_tf.tasks.optimizer import finetuning_optimizer
 
 __all__ = ["EpochSelection", "train_seed", "read_json", "better"]
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from electra_tf.config import ConfigError
-from electra_tf.finetuning.readers import utf8_text
-from electra_tf.finetuning.tasks import Task
+from electra_tf.datasets.readers import utf8_text
+from electra_tf.datasets.tasks import Task
 
 __all__ = ["SUBMISSION_FILES", "read_glue_test", "write_glue_submission"]
 

@@ -16,23 +16,21 @@ import json
 from pathlib import Path
 
 from electra_tf.config import ConfigError
+from electra_tf.tasks.registry import get_kind
 
 __all__ = ["open_predictor", "predict_rows", "read_inputs"]
 
 
 class _KerasPredictor:
     def __init__(self, folder):
-        from electra_tf.finetuning.model_folder import load_finetuned
+        from electra_tf.tasks.model_folder import load_finetuned
 
         self.model, self.info = load_finetuned(folder)
-        self.kind = self.info["kind"]
+        self.kind = get_kind(self.info["kind"])
         self.pair = bool(self.info.get("pair"))
 
-    def __call__(self, texts, pairs=None) -> list[dict]:
-        if self.kind == "tagging":
-            return self.model.predict_labels(texts, batch_size=len(texts))
-        x = (texts, pairs) if self.pair else texts
-        return self.model.predict_labels(x, batch_size=len(texts))
+    def __call__(self, inputs, pairs=None) -> list[dict]:
+        return self.kind.predict(self.model, inputs, pairs if self.pair else None, len(inputs))
 
 
 class _SavedModelPredictor:
@@ -45,42 +43,20 @@ class _SavedModelPredictor:
             raise ConfigError(
                 f"{folder} is an encoder export, not a fine-tuned model; fine-tune it first."
             )
-        self.info, self.kind, self.pair = config, config["task_kind"], bool(config["pair"])
+        self.info, self.pair = config, bool(config["pair"])
+        self.kind = get_kind(config["task_kind"])
         self.labels = [str(name) for name in config["labels"] or []]
         self.signature = tf.saved_model.load(str(folder)).signatures["serving_default"]
 
-    def __call__(self, texts, pairs=None) -> list[dict]:
+    def __call__(self, inputs, pairs=None) -> list[dict]:
         import tensorflow as tf
 
-        inputs = {"text": tf.constant(texts)}
+        texts = self.kind.serving_text(inputs)
+        arguments = {"text": tf.constant(texts, tf.string)}
         if self.pair:
-            inputs["text_pair"] = tf.constant(pairs)
-        out = {k: v.numpy() for k, v in self.signature(**inputs).items()}
-        if self.kind == "regression":
-            return [{"score": float(s)} for s in out["score"]]
-        if self.kind == "tagging":
-            rows = []
-            for words, tags in zip(out["words"], out["tags"], strict=True):
-                count = sum(1 for w in words if w)
-                rows.append(
-                    {
-                        "words": [w.decode() for w in words[:count]],
-                        "tags": [t.decode() for t in tags[:count]],
-                    }
-                )
-            return rows
-        probabilities = [
-            dict(zip(self.labels, map(float, row), strict=True)) for row in out["probabilities"]
-        ]
-        if self.kind == "multi_label":
-            return [
-                {"labels": [n.decode() for n in names if n], "probabilities": p}
-                for names, p in zip(out["labels"], probabilities, strict=True)
-            ]
-        return [
-            {"label": label.decode(), "probabilities": p}
-            for label, p in zip(out["label"], probabilities, strict=True)
-        ]
+            arguments["text_pair"] = tf.constant(pairs, tf.string)
+        out = {k: v.numpy() for k, v in self.signature(**arguments).items()}
+        return self.kind.decode_serving(out, self.labels)
 
 
 def _export_folder(path: Path) -> Path | None:
@@ -99,7 +75,8 @@ def _export_folder(path: Path) -> Path | None:
 
 
 def open_predictor(path):
-    """A callable `(texts, pairs=None) -> [dict]` over a run folder or a SavedModel export."""
+    """A callable `(inputs, pairs=None) -> [dict]` over a run folder or a SavedModel export;
+    its `kind` (the registered kind), `pair` and `info` say what it reads."""
     path = Path(path)
     if not path.exists():
         raise ConfigError(f"{path} does not exist; give a fine-tuned run folder or its export.")
@@ -110,23 +87,13 @@ def open_predictor(path):
 
 
 def read_inputs(path, info: dict, format: str | None = None, columns: dict | None = None):
-    """(texts, pairs or None) of a file, read with the run's columns (or `columns`' names)."""
-    from electra_tf.finetuning.files import Columns, read_table, table_format
-
+    """(inputs, pairs or None) of a file, read by the model's kind with the run's columns
+    (or `columns`' names): texts, or word lists for tagging (CoNLL files, or a table's text
+    split on whitespace)."""
     given = {k: v for k, v in (columns or {}).items() if v}
     columns = {**(info.get("columns") or {}), **given}
-    kind = table_format(path, format or columns.get("format"))
-    if info.get("kind") == "tagging" or kind == "conll":
-        from electra_tf.finetuning.tagging import read_conll
-
-        if kind == "conll":
-            sentences, _ = read_conll(path, needs_labels=False)
-            return [list(s.words) for s in sentences], None
-    spec = Columns(**{**{k: v for k, v in columns.items() if v is not None}, "format": kind})
-    examples, _ = read_table(path, spec, needs_labels=False)
-    texts = [e.text_a for e in examples]
-    pairs = [e.text_b for e in examples] if spec.text_pair else None
-    return texts, pairs
+    kind = get_kind(info["task_kind"] if info.get("kind") == "finetuned" else info["kind"])
+    return kind.read_inputs(path, columns, format)
 
 
 def predict_rows(predictor, texts, pairs=None, batch_size: int = 32, progress: bool = True):

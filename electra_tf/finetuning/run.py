@@ -4,7 +4,7 @@ One driver for every task: `finetune(task, init, splits, config, output_dir)`
 runs `config.seeds` fine-tunings from the same initialization through the
 engine (`electra_tf.finetuning.engine`: each seed keeps its best epoch on dev
 and resumes after a kill), keeps the model of the best seed on dev in
-`output_dir/model/` (`electra_tf.finetuning.model_folder`), writes every
+`output_dir/model/` (`electra_tf.tasks.model_folder`), writes every
 evaluation split's predictions from that model to `predictions/<split>.jsonl`,
 and writes `results.json` (every seed, every metric) and `results.md`
 (median / mean / std / min / max over seeds). The test split never chooses
@@ -25,17 +25,24 @@ from pathlib import Path
 import numpy as np
 
 from electra_tf.config import ConfigError
-from electra_tf.finetuning.config import FinetuneConfig, load_finetune_recipe
+from electra_tf.datasets.readers import ReadReport
+from electra_tf.datasets.sources import task_splits
+from electra_tf.datasets.tasks import Task, get_task
 from electra_tf.finetuning.engine import read_json, train_seed
-from electra_tf.finetuning.initialization import Initialization, load_initialization
-from electra_tf.finetuning.kinds import SpanJob, TextJob
-from electra_tf.finetuning.model_folder import read_model_info, write_model_folder
-from electra_tf.finetuning.readers import ReadReport
-from electra_tf.finetuning.sources import task_splits
-from electra_tf.finetuning.tasks import Task, get_task
 from electra_tf.io.durable import write_atomic
+from electra_tf.tasks.config import FinetuneConfig, load_finetune_recipe
+from electra_tf.tasks.initialization import Initialization, load_initialization
+from electra_tf.tasks.model_folder import read_model_info, write_model_folder
+from electra_tf.tasks.registry import get_kind
 
-__all__ = ["finetune", "finetune_task", "summarize", "make_job", "selection_split"]
+__all__ = [
+    "finetune",
+    "finetune_task",
+    "summarize",
+    "make_job",
+    "selection_split",
+    "sample_rows",
+]
 
 
 def summarize(runs: list[dict], sets) -> dict:
@@ -81,14 +88,23 @@ def selection_split(splits: dict) -> str:
 
 
 def make_job(task: Task, splits: dict):
-    """The job that fine-tunes `task` (see `electra_tf.finetuning.kinds`)."""
-    if task.kind == "span":
-        return SpanJob(task, splits)
-    if task.kind == "tagging":
-        from electra_tf.finetuning.tagging import TaggingJob
+    """The job that fine-tunes `task`: its registered kind, bound to the splits
+    (`electra_tf.tasks.registry`)."""
+    return get_kind(task.kind)(task, splits)
 
-        return TaggingJob(task, splits)
-    return TextJob(task, splits)
+
+def sample_rows(rows: list, count: int, seed: int = 0) -> list:
+    """`count` rows drawn at random (the same ones for every fine-tuning seed), in file order.
+
+    A file's first rows are no sample: files are often grouped by label or source.
+
+    >>> sample_rows(list(range(10)), 4)
+    [2, 4, 5, 7]
+    """
+    if not count or count >= len(rows):
+        return list(rows)
+    chosen = np.random.default_rng(seed).choice(len(rows), size=count, replace=False)
+    return [rows[i] for i in sorted(chosen)]
 
 
 def _digest_request(request: dict) -> str:
@@ -168,7 +184,7 @@ def _write_predictions(job, folder: Path, model, log) -> dict:
     if not hasattr(job, "predictions"):
         return {}
     if model is None:
-        from electra_tf.finetuning.model_folder import load_finetuned
+        from electra_tf.tasks.model_folder import load_finetuned
 
         model, _ = load_finetuned(folder)
     written = {}
@@ -247,7 +263,7 @@ def finetune(
     config = config.resolved(init.encoder_config["hidden_dim"], task.epochs)
     splits = dict(splits)
     if config.max_train_examples:
-        splits["train"] = splits["train"][: config.max_train_examples]
+        splits["train"] = sample_rows(splits["train"], config.max_train_examples)
     if not splits.get("train"):
         raise ConfigError(f"No training examples for {task.name}.")
     job = make_job(task, splits)
@@ -309,7 +325,7 @@ def finetune_task(
     """`finetune` of a task by name from an initialization by name, reading the task's data.
 
     Args:
-        task_name: a task of `electra_tf.finetuning.tasks.TASKS`.
+        task_name: a task of `electra_tf.datasets.tasks.TASKS`.
         init_spec: anything `load_initialization` reads.
         recipe: the fine-tuning recipe (default: the task's own).
         overrides: `key=value` fine-tuning overrides.
@@ -348,7 +364,7 @@ def finetune_task(
 def _glue_submission(task: Task, output_dir, data_dir, progress) -> list[str]:
     """The kept model's GLUE test predictions, in the GLUE server's files (if test files exist)."""
     from electra_tf.finetuning.glue_submission import SUBMISSION_FILES, write_glue_submission
-    from electra_tf.finetuning.model_folder import load_finetuned
+    from electra_tf.tasks.model_folder import load_finetuned
 
     stems = SUBMISSION_FILES.get(task.name, {})
     if not any((Path(data_dir) / f"{stem}.tsv").exists() for stem in stems):

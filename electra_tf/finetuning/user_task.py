@@ -1,8 +1,9 @@
 """Fine-tuning on your own files: a task made from labelled CSV, TSV, JSON Lines or CoNLL files.
 
 `finetune_files(init, train=..., dev=..., test=..., columns=...)` reads the
-files (`electra_tf.finetuning.files`, `electra_tf.finetuning.tagging`), decides
-the kind and the label names from the training file (`infer_kind`), refuses a
+files with the kind's reader (tables: `electra_tf.datasets.files`; CoNLL:
+`electra_tf.datasets.conll`), decides the kind and the label names from the
+training file (`electra_tf.tasks.kind.infer_kind`), refuses a
 dev or test label that training never had, and runs the same driver as the
 named tasks (`electra_tf.finetuning.run.finetune`). The report says how the
 kind and label order were decided and which rows were skipped, by reason and
@@ -16,31 +17,22 @@ import dataclasses
 import json
 from pathlib import Path
 
-from electra_tf.config import ConfigError
-from electra_tf.finetuning.config import FinetuneConfig, load_finetune_recipe
-from electra_tf.finetuning.files import Columns, check_labels, infer_kind, read_table, table_format
-from electra_tf.finetuning.initialization import load_initialization
-from electra_tf.finetuning.readers import Example
-from electra_tf.finetuning.tasks import Task
+from electra_tf.datasets.files import Columns, table_format
+from electra_tf.datasets.tasks import Task
 from electra_tf.io.durable import digest, write_atomic
+from electra_tf.tasks.config import FinetuneConfig, load_finetune_recipe
+from electra_tf.tasks.initialization import load_initialization
+from electra_tf.tasks.kind import infer_kind
+from electra_tf.tasks.registry import get_kind, kind_names
 
-__all__ = ["user_task", "finetune_files", "METRICS_BY_KIND"]
-
-#: The metrics of each kind; the first chooses epochs and the kept seed on dev.
-METRICS_BY_KIND = {
-    "classification": ("accuracy", "macro_f1"),
-    "multi_label": ("micro_f1", "macro_f1", "exact_match"),
-    "regression": ("spearman", "pearson"),
-    "tagging": ("f1", "precision", "recall", "accuracy"),
-}
+__all__ = ["user_task", "finetune_files"]
 
 
-def _read(path, columns: Columns, kind: str | None, needs_labels: bool):
-    if table_format(path, columns.format) == "conll" or kind == "tagging":
-        from electra_tf.finetuning.tagging import read_conll
-
-        return read_conll(path, needs_labels=needs_labels)
-    return read_table(path, columns, needs_labels=needs_labels)
+def _kind_of_format(path, columns: Columns) -> str | None:
+    """The kind that owns the file's format (CoNLL: tagging), if one does."""
+    fmt = table_format(path, columns.format)
+    owners = [n for n in kind_names(from_files=True) if fmt in getattr(get_kind(n), "formats", ())]
+    return owners[0] if owners else None
 
 
 def user_task(
@@ -57,46 +49,42 @@ def user_task(
     Args:
         train, dev, test: the files (test optional; without labels it is only predicted).
         columns: where the text, the text pair and the label are.
-        kind: "classification", "multi_label", "regression" or "tagging"; None infers it
-            (CoNLL files are tagging).
+        kind: a registered kind that reads files (`kind_names(from_files=True)`); None
+            infers it (CoNLL files are tagging; see `infer_kind`).
         labels: the label names in class-id order (default: sorted).
         name: the task's name (default: the training file's stem).
+
+    Labels are names: a JSON number such as `"stars": 3` is the label "3", as the same
+    cell of a CSV file would be, so `--labels` orders names whatever their type.
     """
     columns = columns or Columns()
+    owner = _kind_of_format(train, columns)
+    how = None
+    if kind is None and owner is not None:
+        kind, how = owner, f"inferred: {table_format(train, columns.format)} file"
+    reader = get_kind(kind) if kind is not None else get_kind("classification")
     splits, reports = {}, {}
     for split, path in (("train", train), ("dev", dev), ("test", test)):
         if path is None:
             continue
-        rows, report = _read(path, columns, kind, needs_labels=split != "test")
+        rows, report = reader.read(path, columns, needs_labels=split != "test")
         splits[split], reports[split] = rows, report
-    if table_format(train, columns.format) == "conll":
-        kind = "tagging"
-    kind, names, how = infer_kind(splits["train"], kind, labels)
+    if how is None:
+        kind, how = infer_kind(splits["train"], kind)
+    spec = get_kind(kind)
+    names, order = spec.label_names(splits["train"], labels)
     for split in ("dev", "test"):
         if split in splits:
-            check_labels(split, splits[split], kind, names)
-    if kind == "regression":
-        splits = {
-            split: [dataclasses.replace(e, label=_score(e)) for e in rows]
-            for split, rows in splits.items()
-        }
+            spec.check_labels(split, splits[split], names)
+    splits = {split: spec.prepare(rows) for split, rows in splits.items()}
     task = Task(
         name or Path(train).stem,
         kind,
         tuple(names),
         (columns.text, columns.text_pair, columns.label),
-        metrics=METRICS_BY_KIND[kind],
+        metrics=spec.metrics,
     )
-    return task, splits, reports, how
-
-
-def _score(example: Example):
-    if example.label is None:
-        return None
-    try:
-        return float(example.label)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{example.guid}: the score {example.label!r} is not a number.") from None
+    return task, splits, reports, f"{how}; {order}"
 
 
 def _file_record(path) -> dict:

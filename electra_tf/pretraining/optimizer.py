@@ -48,6 +48,8 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
         total_steps: int, where the rate reaches 0.
         warmup_steps: int; 0 means no warmup factor.
         power: float, 1.0 for linear decay.
+        offset: the optimizer step at which this schedule's step 0 falls (a second
+            `fit` of a trained model starts its own warmup and decay there).
 
     Example:
 
@@ -56,14 +58,15 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
     [0.0, 0.000475, 0.0009, 0.00045, 0.0]
     """
 
-    def __init__(self, peak_learning_rate, total_steps, warmup_steps=0, power=1.0):
+    def __init__(self, peak_learning_rate, total_steps, warmup_steps=0, power=1.0, offset=0):
         self.peak_learning_rate = float(peak_learning_rate)
         self.total_steps = int(total_steps)
         self.warmup_steps = int(warmup_steps)
         self.power = float(power)
+        self.offset = int(offset)
 
     def __call__(self, step):
-        step = ops.cast(step, "float32")
+        step = ops.maximum(ops.cast(step, "float32") - float(self.offset), 0.0)
         progress = ops.minimum(step, float(self.total_steps)) / float(max(1, self.total_steps))
         rate = self.peak_learning_rate * ops.power(1.0 - progress, self.power)
         if self.warmup_steps > 0:
@@ -76,6 +79,7 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
             "total_steps": self.total_steps,
             "warmup_steps": self.warmup_steps,
             "power": self.power,
+            "offset": self.offset,
         }
 
 

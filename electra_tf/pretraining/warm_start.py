@@ -7,7 +7,7 @@ the run's config agree with it (sizes, vocabulary, special ids), and
 `apply_warm_start` copies the weights into a freshly built pretrainer. Without
 a trained generator the run's generator is new, at
 `model.generator_size_fraction` of the source's width, its embeddings tied to
-the source's. Sources are read by `electra_tf.finetuning.initialization.load_warm_start`.
+the source's. Sources are read by `electra_tf.tasks.initialization.load_warm_start`.
 """
 
 from __future__ import annotations

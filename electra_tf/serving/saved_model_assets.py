@@ -1,7 +1,7 @@
 """What a SavedModel export carries beside its graph: its config and TF Serving warm-up requests.
 
 - `assets.extra/electra_config.json` (`write_config_asset`): what rebuilds the
-  encoder from the SavedModel (`electra_tf.finetuning.initialization` reads it);
+  encoder from the SavedModel (`electra_tf.tasks.initialization` reads it);
 - `assets.extra/tf_serving_warmup_requests` (`write_warmup_requests`): the
   PredictionLogs TF Serving replays when it loads the model.
 """

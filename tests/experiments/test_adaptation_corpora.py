@@ -20,7 +20,7 @@ def test_paired_verdict_by_hand():
 
 
 def test_the_task_corpus_holds_training_texts_only(tmp_path):
-    from electra_tf.finetuning.adaptation_text import _documents
+    from electra_tf.datasets.adaptation_text import _documents
 
     rows = [f"{i}\t{(-1) ** i * 2.0}\tsnippet number {i} of the movie file" for i in range(50)]
     movie = tmp_path / "movies.txt"
@@ -28,8 +28,8 @@ def test_the_task_corpus_holds_training_texts_only(tmp_path):
     tweets = tmp_path / "tweets.txt"
     tweets.write_text("1\t1.0\tA tweet.\n2\t-1.0\tAnother tweet.\n")
     snippets = {"movie_reviews": movie, "tweets": tweets}
-    from electra_tf.finetuning.readers import movie_review_split, read_movie_reviews
-    from electra_tf.finetuning.tasks import get_task
+    from electra_tf.datasets.readers import movie_review_split, read_movie_reviews
+    from electra_tf.datasets.tasks import get_task
 
     splits = movie_review_split(read_movie_reviews(movie), get_task("movie_reviews"))
     held = {e.text_a for e in splits["dev"] + splits["test"]}

@@ -10,10 +10,10 @@ from helpers import scratch_init, write_lines
 from electra_tf.config import ConfigError
 from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
 from electra_tf.finetuning import engine
-from electra_tf.finetuning.config import FinetuneConfig
 from electra_tf.finetuning.engine import EpochSelection
-from electra_tf.finetuning.model_folder import load_finetuned
 from electra_tf.finetuning.user_task import finetune_files
+from electra_tf.tasks.config import FinetuneConfig
+from electra_tf.tasks.model_folder import load_finetuned
 
 WORDS = ["good", "great", "fine", "bad", "awful", "poor", "the", "movie", "was", "plot", "and"]
 

@@ -5,9 +5,17 @@ import json
 import pytest
 
 from electra_tf.config import ConfigError
-from electra_tf.finetuning.files import Columns, check_labels, infer_kind, read_table
-from electra_tf.finetuning.tagging import read_conll
+from electra_tf.datasets.conll import read_conll
+from electra_tf.datasets.files import Columns, read_table
 from electra_tf.finetuning.user_task import user_task
+from electra_tf.tasks.kind import infer_kind
+from electra_tf.tasks.registry import get_kind
+
+
+def _kind_and_labels(rows, kind=None, labels=None):
+    name, how = infer_kind(rows, kind)
+    names, order = get_kind(name).label_names(rows, labels)
+    return name, names, f"{how}; {order}"
 
 
 def _write(path, text, encoding="utf-8"):
@@ -67,20 +75,23 @@ def test_kinds_and_label_order_are_inferred_and_stated(tmp_path):
         lines = ["text,label"] + [f"t{i},{v}" for i, v in enumerate(values)]
         return read_table(_write(tmp_path / "k.csv", "\n".join(lines) + "\n"), Columns())[0]
 
-    assert infer_kind(table(["pos", "neg", "pos"]))[:2] == ("classification", ["neg", "pos"])
-    assert infer_kind(table(["10", "2", "1"]))[:2] == ("classification", ["1", "2", "10"])
-    kind, labels, how = infer_kind(table(["0.5", "3", "1.25"]))
+    infer = _kind_and_labels
+    assert infer(table(["pos", "neg", "pos"]))[:2] == ("classification", ["neg", "pos"])
+    assert infer(table(["10", "2", "1"]))[:2] == ("classification", ["1", "2", "10"])
+    kind, labels, how = infer(table(["0.5", "3", "1.25"]))
     assert (kind, labels) == ("regression", []) and "not integers" in how
-    assert infer_kind(table(["1", "2"]), kind="regression")[0] == "regression"
-    assert infer_kind(table(["a", "b"]), labels=["b", "a"])[1] == ["b", "a"]
+    assert infer(table(["1", "2"]), kind="regression")[0] == "regression"
+    assert infer(table(["a", "b"]), labels=["b", "a"])[1] == ["b", "a"]
     with pytest.raises(ConfigError, match="'c', which --labels does not list"):
-        infer_kind(table(["a", "c"]), labels=["a", "b"])
+        infer(table(["a", "c"]), labels=["a", "b"])
+    with pytest.raises(ConfigError, match="Unknown kind 'span'"):
+        infer(table(["a"]), kind="span")  # a kind that does not read the user's files
     lines = [
         json.dumps({"text": "x", "label": ["sport", "news"]}),
         json.dumps({"text": "y", "label": []}),
     ]
     multi, report = read_table(_write(tmp_path / "m.jsonl", "\n".join(lines)), Columns())
-    assert infer_kind(multi)[:2] == ("multi_label", ["news", "sport"])
+    assert _kind_and_labels(multi)[:2] == ("multi_label", ["news", "sport"])
     assert report.skipped_rows == {"empty_label": [2]}
     delimited = read_table(
         _write(tmp_path / "m.csv", 'text,label\nx,"news|sport"\n'), Columns(label_delimiter="|")
@@ -97,7 +108,31 @@ def test_a_dev_label_unknown_to_training_is_refused(tmp_path):
     dev = _write(tmp_path / "dev.csv", "text,label\nc,pos\n")
     task, splits, reports, how = user_task(train, dev, test)
     assert task.labels == ("neg", "pos") and splits["test"][0].label is None
-    check_labels("dev", splits["dev"], "classification", ["neg", "pos"])
+    get_kind("classification").check_labels("dev", splits["dev"], ["neg", "pos"])
+
+
+def test_whole_number_labels_are_names_in_json_lines_and_csv_alike(tmp_path):
+    # Defect 3: JSON numbers were class ids (ratings 1..3 failed; --labels 1,0 swapped 0/1).
+    def jsonl(name, rows):
+        text = "".join(json.dumps({"text": t, "stars": v}) + "\n" for t, v in rows)
+        return _write(tmp_path / name, text)
+
+    columns = Columns(label="stars")
+    train = jsonl("train.jsonl", [("bad", 1), ("fine", 2), ("great", 3), ("ok", 2)])
+    dev = jsonl("dev.jsonl", [("meh", 2), ("superb", 3)])
+    task, splits, _, how = user_task(train, dev, columns=columns)
+    assert task.kind == "classification" and task.labels == ("1", "2", "3")
+    assert [e.label for e in splits["train"]] == ["1", "2", "3", "2"]
+    spec = get_kind("classification")
+    assert spec.encode_targets(task.labels, [e.label for e in splits["dev"]]).tolist() == [1, 2]
+    # --labels 1,0 names the order: "1" is class 0 whether the file wrote 1 or "1".
+    binary = jsonl("b.jsonl", [("yes", 1), ("no", 0)])
+    csv_file = _write(tmp_path / "b.csv", "text,stars\nyes,1\nno,0\n")
+    for path in (binary, csv_file):
+        task, splits, _, how = user_task(path, path, columns=columns, labels=["1", "0"])
+        targets = spec.encode_targets(task.labels, [e.label for e in splits["train"]])
+        assert task.labels == ("1", "0") and targets.tolist() == [0, 1], path
+        assert how.endswith("label order given")
 
 
 def test_conll_files_give_sentences_of_words_and_tags(tmp_path):

@@ -3,7 +3,7 @@
 import pytest
 
 from electra_tf.config import ConfigError
-from electra_tf.finetuning.config import FinetuneConfig, load_finetune_recipe
+from electra_tf.tasks.config import FinetuneConfig, load_finetune_recipe
 
 
 def test_recipes_and_paper_values():

@@ -5,7 +5,7 @@ import pytest
 
 from electra_tf.config import ConfigError
 from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
-from electra_tf.finetuning.initialization import load_initialization
+from electra_tf.tasks.initialization import load_initialization
 
 
 def test_initialization_sources_agree(tmp_path):

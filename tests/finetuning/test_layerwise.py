@@ -3,9 +3,9 @@
 import numpy as np
 from helpers import FINETUNE_ENCODER
 
-from electra_tf.finetuning.optimizer import LayerwiseAdamW, layerwise_multipliers
 from electra_tf.models.encoder import ElectraEncoder
-from electra_tf.models.finetuning import ElectraClassifier
+from electra_tf.tasks.classifier import ElectraClassifier
+from electra_tf.tasks.optimizer import LayerwiseAdamW, layerwise_multipliers
 
 
 def test_layerwise_rates_for_a_two_layer_model_by_hand():

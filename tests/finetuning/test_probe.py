@@ -7,16 +7,16 @@ from helpers import FINETUNE_ENCODER, scratch_init, write_lines
 
 from electra_tf.config import ConfigError
 from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
-from electra_tf.finetuning.probe import (
+from electra_tf.datasets.readers import read_glue_tsv
+from electra_tf.datasets.tasks import TASKS
+from electra_tf.models.encoder import ElectraEncoder
+from electra_tf.probe import (
     beats_random,
     encoder_features,
     fit_probe,
     probe_report,
     probe_table,
 )
-from electra_tf.finetuning.readers import read_glue_tsv
-from electra_tf.finetuning.tasks import TASKS
-from electra_tf.models.encoder import ElectraEncoder
 
 
 def test_features_are_cls_and_the_mean_over_real_tokens_at_any_batch_length():

@@ -5,14 +5,14 @@ import pytest
 from helpers import write_lines
 
 from electra_tf.config import ConfigError
-from electra_tf.finetuning.readers import (
+from electra_tf.datasets.readers import (
     MOVIE_REVIEW_SEED,
     ReadReport,
     movie_review_split,
     read_glue_tsv,
     read_movie_reviews,
 )
-from electra_tf.finetuning.tasks import TASKS, get_task
+from electra_tf.datasets.tasks import TASKS, get_task
 
 
 def test_glue_readers_in_the_official_layouts(tmp_path):

@@ -6,12 +6,12 @@ import numpy as np
 from helpers import scratch_init, shuffle_warnings, write_lines
 
 from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
-from electra_tf.finetuning.config import FinetuneConfig
-from electra_tf.finetuning.readers import (
+from electra_tf.datasets.readers import (
     read_glue_tsv,
 )
+from electra_tf.datasets.tasks import TASKS
 from electra_tf.finetuning.run import finetune
-from electra_tf.finetuning.tasks import TASKS
+from electra_tf.tasks.config import FinetuneConfig
 
 
 def _toy_task(tmp_path, n=160, seed=0):

@@ -8,14 +8,14 @@ from helpers import scratch_init, shuffle_warnings
 
 from electra_tf.data.tokenizer import ElectraTokenizer
 from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
-from electra_tf.finetuning.config import FinetuneConfig
-from electra_tf.finetuning.readers import (
+from electra_tf.datasets.readers import (
     ReadReport,
 )
+from electra_tf.datasets.sources import task_splits
+from electra_tf.datasets.squad import best_spans, make_features, predict_answers, read_squad
+from electra_tf.datasets.tasks import get_task
 from electra_tf.finetuning.run import finetune
-from electra_tf.finetuning.sources import task_splits
-from electra_tf.finetuning.squad import best_spans, make_features, predict_answers, read_squad
-from electra_tf.finetuning.tasks import get_task
+from electra_tf.tasks.config import FinetuneConfig
 
 SQUAD = {
     "version": "v2.0",

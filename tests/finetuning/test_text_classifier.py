@@ -6,13 +6,13 @@ import pytest
 import tensorflow as tf
 
 from electra_tf.data.vocabulary import SPECIAL_TOKENS
-from electra_tf.finetuning.optimizer import LayerwiseAdamW
-from electra_tf.finetuning.tagging import TaggedSentence
-from electra_tf.finetuning.text_classifier import ElectraTextClassifier
-from electra_tf.finetuning.token_classifier import ElectraTokenClassifier
+from electra_tf.datasets.conll import TaggedSentence
 from electra_tf.models.encoder import ElectraEncoder
-from electra_tf.models.text_classifier_preprocessor import ElectraTextClassifierPreprocessor
-from electra_tf.models.token_classifier_preprocessor import ElectraTokenClassifierPreprocessor
+from electra_tf.tasks.optimizer import LayerwiseAdamW
+from electra_tf.tasks.text_classifier import ElectraTextClassifier
+from electra_tf.tasks.text_classifier_preprocessor import ElectraTextClassifierPreprocessor
+from electra_tf.tasks.token_classifier import ElectraTokenClassifier
+from electra_tf.tasks.token_classifier_preprocessor import ElectraTokenClassifierPreprocessor
 
 GOOD, BAD = ["good", "great", "fine"], ["bad", "awful", "poor"]
 FILLER = ["the", "movie", "was", "plot", "very", "and"]
@@ -66,8 +66,10 @@ def test_a_classifier_learns_from_strings_and_round_trips_through_a_keras_file(t
     np.testing.assert_allclose(loaded.predict(dev_texts), model.predict(dev_texts), atol=1e-6)
     # Served from its SavedModel in a fresh process, the same labels.
     from electra_tf.serving.fresh_process import classify_in_fresh_process
+    from electra_tf.tasks.export import export_finetuned
 
-    folder = loaded.export_for_serving(tmp_path / "serving", model_name="reviews")
+    info = {"kind": "classification", "labels": loaded.labels, "pair": False}
+    folder = export_finetuned(loaded, info, tmp_path / "serving", model_name="reviews")
     served = classify_in_fresh_process(folder, dev_texts[:5])
     assert [row["label"] for row in served] == predicted[:5]
     # A loaded model trains on.

@@ -6,7 +6,8 @@ import pytest
 from helpers import FINETUNE_ENCODER
 
 from electra_tf.models.encoder import ElectraEncoder
-from electra_tf.models.finetuning import ElectraClassifier, ElectraSpanExtractor
+from electra_tf.tasks.classifier import ElectraClassifier
+from electra_tf.tasks.span_extractor import ElectraSpanExtractor
 
 
 def _inputs(batch=2, length=6):

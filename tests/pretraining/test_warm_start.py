@@ -11,11 +11,11 @@ from helpers import VOCAB, tiny_config, write_packed
 from electra_tf.cli import main
 from electra_tf.config import ConfigError, load_recipe
 from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
-from electra_tf.finetuning.initialization import load_warm_start
 from electra_tf.pretraining.checkpoint import load_pretrainer, save_pretrainer
 from electra_tf.pretraining.pretrainer import ElectraPretrainer
 from electra_tf.pretraining.run import config_for_data
 from electra_tf.pretraining.warm_start import apply_warm_start, config_for_warm_start
+from electra_tf.tasks.initialization import load_warm_start
 
 WORDS = [f"w{i}" for i in range(VOCAB - 5)]  # ids 5..63, as the packed test data
 

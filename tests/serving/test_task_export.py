@@ -13,13 +13,13 @@ from helpers import TESTS
 from serving_ops import ops_missing_from_tf_text_2_12_1
 
 from electra_tf.data.vocabulary import SPECIAL_TOKENS
-from electra_tf.finetuning.initialization import load_initialization
-from electra_tf.finetuning.text_classifier import ElectraTextClassifier
-from electra_tf.finetuning.token_classifier import ElectraTokenClassifier
 from electra_tf.models.encoder import ElectraEncoder
-from electra_tf.models.text_classifier_preprocessor import ElectraTextClassifierPreprocessor
-from electra_tf.models.token_classifier_preprocessor import ElectraTokenClassifierPreprocessor
-from electra_tf.serving.task_export import export_finetuned
+from electra_tf.tasks.export import export_finetuned
+from electra_tf.tasks.initialization import load_initialization
+from electra_tf.tasks.text_classifier import ElectraTextClassifier
+from electra_tf.tasks.text_classifier_preprocessor import ElectraTextClassifierPreprocessor
+from electra_tf.tasks.token_classifier import ElectraTokenClassifier
+from electra_tf.tasks.token_classifier_preprocessor import ElectraTokenClassifierPreprocessor
 
 TOKENS = list(SPECIAL_TOKENS) + "the food was good bad slow quick ada met bob in rome ##s".split()
 TEXTS = ["the food was good", "Bad, SLOW food!", "quick", "the food was good in rome " * 3]

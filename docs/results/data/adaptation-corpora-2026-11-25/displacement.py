@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from electra_tf.finetuning.initialization import load_initialization
+from electra_tf.tasks.initialization import load_initialization
 
 start = load_initialization("data/models/all-MiniLM-L6-v2").build_encoder(dropout=0.0)
 w0 = [w.numpy() for w in start.weights]

@@ -49,7 +49,8 @@ class FinetuneConfig:
     seeds: int = 1  # fine-tunings from the same initialization
     patience: int = 0  # stop after this many epochs without a better dev score (0: never)
     group_by_length: bool = True  # batch rows of similar length (each padded to its longest)
-    max_train_examples: int = 0  # 0: all (a cap for quick runs)
+    pad_to: str = "longest"  # "max": every batch at max_seq_length (XLA, TPUs: one shape)
+    max_train_examples: int = 0  # 0: all; else a random sample of that many (a quick run)
     eval_batch_size: int = 128
     doc_stride: int = 128  # SQuAD: window stride over long contexts
     max_query_length: int = 64  # SQuAD: question tokens kept
@@ -63,6 +64,8 @@ class FinetuneConfig:
             raise ConfigError("batch_size and seeds must be >= 1 and max_seq_length >= 8.")
         if not 0 <= self.warmup_fraction < 1:
             raise ConfigError(f"warmup_fraction must be in [0, 1), got {self.warmup_fraction}.")
+        if self.pad_to not in ("longest", "max"):
+            raise ConfigError(f'pad_to must be "longest" or "max", got {self.pad_to!r}.')
         if self.layerwise_decay < 0 or self.layerwise_decay > 1:
             raise ConfigError(f"layerwise_decay must be in [0, 1], got {self.layerwise_decay}.")
 

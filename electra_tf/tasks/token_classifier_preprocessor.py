@@ -7,9 +7,9 @@ import numpy as np
 import tensorflow as tf
 
 from electra_tf.data.inputs import pack_inputs
-from electra_tf.models.text_classifier_preprocessor import WordPiecePreprocessor
+from electra_tf.tasks.text_classifier_preprocessor import WordPiecePreprocessor
 
-__all__ = ["ElectraTokenClassifierPreprocessor", "IGNORED"]
+__all__ = ["ElectraTokenClassifierPreprocessor", "IGNORED", "pack_words", "as_words"]
 
 IGNORED = -100  # the label of positions the loss skips ([CLS], [SEP], later pieces, padding)
 
@@ -25,6 +25,46 @@ def as_words(x) -> tf.RaggedTensor:
     if x and isinstance(x[0], str):
         return tf.strings.split(tf.constant(x))
     return tf.ragged.constant([[str(w) for w in words] for words in x], dtype=tf.string)
+
+
+def pack_words(tokenizer, words: tf.RaggedTensor, sequence_length: int) -> dict:
+    """`[CLS] pieces [SEP]` of `[B, (words)]` strings at `sequence_length`, and where words start.
+
+    Each word is WordPiece-tokenized (a word with no pieces becomes [UNK]); words past
+    `sequence_length - 2` pieces are cut off. Returns int32 `token_ids`, `padding_mask`,
+    `segment_ids` `[B, sequence_length]`, `word_positions` (each kept word's first piece,
+    0 for cut words) and `word_mask` (1 for kept words) `[B, W]`, and the ragged
+    `starts` and `kept` `[B, (words)]` for placing tags. Graph code: the Keras
+    preprocessor and the SavedModel's tagging signature both run it.
+    """
+    pieces = tokenizer.tokenize(words.flat_values)  # [N words, (pieces)]
+    counts = pieces.row_lengths()
+    unk = tf.RaggedTensor.from_row_lengths(
+        tf.fill([tf.shape(counts)[0]], tf.cast(tokenizer.unk_id, pieces.dtype)),
+        tf.ones_like(counts),
+    )
+    # [UNK] appended to every word, kept only where the word has no piece of its own.
+    pieces = tf.concat([pieces, unk], axis=1)
+    keep = tf.maximum(counts, 1)
+    positions = tf.ragged.range(pieces.row_lengths())
+    pieces = tf.ragged.boolean_mask(pieces, positions < keep[:, None])  # [N, (>=1)]
+    per_word = tf.RaggedTensor.from_row_lengths(keep, words.row_lengths())  # [B, (W)]
+    kept = tf.math.cumsum(per_word, axis=1) <= sequence_length - 2  # a prefix
+    grouped = tf.RaggedTensor.from_row_lengths(pieces, words.row_lengths())  # [B, (W), (P)]
+    grouped = tf.ragged.boolean_mask(grouped, kept)
+    starts = tf.math.cumsum(per_word, axis=1, exclusive=True) + 1  # after [CLS]
+    starts = starts * tf.cast(kept, starts.dtype)  # 0 for words cut off
+    packed = pack_inputs(
+        grouped.merge_dims(1, 2),
+        sequence_length=sequence_length,
+        cls_id=tokenizer.cls_id,
+        sep_id=tokenizer.sep_id,
+        pad_id=tokenizer.pad_id,
+    )
+    packed["word_positions"] = tf.cast(starts.to_tensor(0), tf.int32)
+    packed["word_mask"] = tf.cast(kept, tf.int32).to_tensor(0)
+    packed["starts"], packed["kept"] = starts, kept
+    return packed
 
 
 @keras.saving.register_keras_serializable(package="electra_tf")
@@ -64,33 +104,8 @@ class ElectraTokenClassifierPreprocessor(WordPiecePreprocessor):
 
     def pack(self, words: tf.RaggedTensor, tags=None) -> dict:
         """Packed inputs at the full `sequence_length` (and `labels` when `tags` is given)."""
-        tok = self.tokenizer
-        pieces = tok.tokenize(words.flat_values)  # [N words, (pieces)]
-        counts = pieces.row_lengths()
-        unk = tf.RaggedTensor.from_row_lengths(
-            tf.fill([tf.shape(counts)[0]], tf.cast(tok.unk_id, pieces.dtype)),
-            tf.ones_like(counts),
-        )
-        # [UNK] appended to every word, kept only where the word has no piece of its own.
-        pieces = tf.concat([pieces, unk], axis=1)
-        keep = tf.maximum(counts, 1)
-        positions = tf.ragged.range(pieces.row_lengths())
-        pieces = tf.ragged.boolean_mask(pieces, positions < keep[:, None])  # [N, (>=1)]
-        per_word = tf.RaggedTensor.from_row_lengths(keep, words.row_lengths())  # [B, (W)]
-        kept = tf.math.cumsum(per_word, axis=1) <= self.sequence_length - 2  # a prefix
-        grouped = tf.RaggedTensor.from_row_lengths(pieces, words.row_lengths())  # [B, (W), (P)]
-        grouped = tf.ragged.boolean_mask(grouped, kept)
-        starts = tf.math.cumsum(per_word, axis=1, exclusive=True) + 1  # after [CLS]
-        starts = starts * tf.cast(kept, starts.dtype)  # 0 for words cut off
-        packed = pack_inputs(
-            grouped.merge_dims(1, 2),
-            sequence_length=self.sequence_length,
-            cls_id=tok.cls_id,
-            sep_id=tok.sep_id,
-            pad_id=tok.pad_id,
-        )
-        packed["word_positions"] = tf.cast(starts.to_tensor(0), tf.int32)
-        packed["word_mask"] = tf.cast(kept, tf.int32).to_tensor(0)
+        packed = pack_words(self.tokenizer, words, self.sequence_length)
+        starts, kept = packed.pop("starts"), packed.pop("kept")
         if tags is not None:
             tags = tf.ragged.boolean_mask(tf.cast(tags, tf.int32), kept)
             kept_starts = tf.ragged.boolean_mask(starts, kept)

@@ -5,21 +5,13 @@ from __future__ import annotations
 import keras
 import numpy as np
 
-from electra_tf.data.batching import ordered_batches, pad_batch, row_lengths
 from electra_tf.data.vocabulary import read_vocabulary
-from electra_tf.finetuning.text_task import INPUT_NAMES, TextTask
-from electra_tf.models.finetuning import ElectraClassifier
-from electra_tf.models.text_classifier_preprocessor import ElectraTextClassifierPreprocessor
+from electra_tf.tasks.base import TaskModel
+from electra_tf.tasks.classifier import ElectraClassifier
+from electra_tf.tasks.registry import get_kind
+from electra_tf.tasks.text_classifier_preprocessor import ElectraTextClassifierPreprocessor
 
-__all__ = [
-    "ElectraTextClassifier",
-    "TEXT_KINDS",
-    "INPUT_NAMES",
-    "split_texts",
-    "predict_batches",
-]
-
-TEXT_KINDS = ("classification", "multi_label", "regression")
+__all__ = ["ElectraTextClassifier", "split_texts"]
 
 
 def split_texts(x):
@@ -33,24 +25,8 @@ def split_texts(x):
     return list(x), None
 
 
-def predict_batches(model, features: dict, batch_size: int) -> np.ndarray:
-    """The model's outputs over length-sorted batches, back in row order."""
-    lengths = row_lengths(features["padding_mask"])
-    forward = model.inference_function()
-    outputs, order = [], []
-    for index in ordered_batches(lengths, batch_size):
-        batch = pad_batch({k: features[k] for k in INPUT_NAMES}, index, lengths)
-        outputs.append(np.asarray(forward({k: v.astype(np.int32) for k, v in batch.items()})))
-        order.append(index)
-    if not outputs:
-        return np.zeros((0,))
-    result = np.empty((len(lengths), *outputs[0].shape[1:]), outputs[0].dtype)
-    result[np.concatenate(order)] = np.concatenate(outputs)
-    return result
-
-
 @keras.saving.register_keras_serializable(package="electra_tf")
-class ElectraTextClassifier(TextTask, ElectraClassifier):
+class ElectraTextClassifier(TaskModel, ElectraClassifier):
     """ELECTRA's encoder with the [CLS] head, fitting and predicting on raw strings.
 
     In the style of keras-hub's `BertTextClassifier`: a preprocessor turns strings into
@@ -94,16 +70,18 @@ class ElectraTextClassifier(TextTask, ElectraClassifier):
         name="electra_text_classifier",
         **kwargs,
     ):
-        if kind not in TEXT_KINDS:
-            raise ValueError(f"kind must be one of {TEXT_KINDS}, got {kind!r}.")
-        if kind != "regression" and not labels:
+        spec = get_kind(kind)
+        if not hasattr(spec, "decode"):
+            raise ValueError(f"kind {kind!r} is not a kind on the [CLS] vector.")
+        if spec.named_labels and not labels:
             raise ValueError(f"A {kind} model needs its label names (labels=[...]).")
-        num_outputs = 1 if kind == "regression" else len(labels)
+        labels = [str(label) for label in labels] if spec.named_labels else None
+        num_outputs = spec.num_outputs(labels)
         super().__init__(encoder, num_outputs, dropout=dropout, name=name, **kwargs)
-        self.labels = None if kind == "regression" else [str(label) for label in labels]
+        self.labels = labels
         self.kind = kind
+        self.spec = spec
         self.preprocessor = preprocessor
-        self._auto_optimizer = False
 
     @classmethod
     def from_source(
@@ -128,7 +106,7 @@ class ElectraTextClassifier(TextTask, ElectraClassifier):
             vocab_file: the vocabulary, when the source has none.
             pad_to: the preprocessor's padding ("longest" or "max").
         """
-        from electra_tf.finetuning.initialization import load_initialization
+        from electra_tf.tasks.initialization import load_initialization
 
         if labels is None and num_classes:
             labels = [str(i) for i in range(num_classes)]
@@ -145,49 +123,22 @@ class ElectraTextClassifier(TextTask, ElectraClassifier):
         return model
 
     def default_loss(self):
-        """Cross-entropy over labels, a sigmoid cross-entropy per label, or squared error."""
-        if self.kind == "classification":
-            return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-        if self.kind == "multi_label":
-            return keras.losses.BinaryCrossentropy(from_logits=True)
-        return keras.losses.MeanSquaredError()
+        """The kind's loss: cross-entropy over labels, a sigmoid cross-entropy per label, or
+        squared error."""
+        return self.spec.loss()
 
     def default_metrics(self) -> list:
-        """Accuracy (a thresholded one for multi-label); none for regression."""
-        if self.kind == "classification":
-            return [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
-        if self.kind == "multi_label":
-            return [keras.metrics.BinaryAccuracy(name="accuracy", threshold=0.0)]
-        return []
+        """The kind's Keras metrics (accuracy; a thresholded one for multi-label)."""
+        return self.spec.keras_metrics()
 
     def encode_labels(self, y) -> np.ndarray:
         """Targets for the loss: class ids, multi-hot rows or float scores.
 
-        `y` may hold label names (or lists of names for multi-label) or ids already.
+        `y` holds label names (lists of names for multi-label), or class ids; a number
+        equal to a label name is that name (the label "3" for 3), so labels such as star
+        ratings or `["1", "0"]` read as the names they are.
         """
-        if self.kind == "regression":
-            return np.asarray(y, np.float32)
-        index = {name: i for i, name in enumerate(self.labels)}
-
-        def class_id(value):
-            if isinstance(value, str):
-                if value not in index:
-                    raise ValueError(f"Label {value!r} is not one of {self.labels}.")
-                return index[value]
-            if not 0 <= int(value) < len(self.labels):
-                raise ValueError(f"Label id {value} is outside 0..{len(self.labels) - 1}.")
-            return int(value)
-
-        if self.kind == "classification":
-            return np.asarray([class_id(value) for value in y], np.int32)
-        rows = np.zeros((len(y), len(self.labels)), np.float32)
-        for row, values in enumerate(y):
-            array = np.asarray(values)
-            if array.ndim == 1 and len(array) == len(self.labels) and array.dtype.kind in "fb":
-                rows[row] = array  # already multi-hot
-            else:
-                rows[row, [class_id(value) for value in values]] = 1.0
-        return rows
+        return self.spec.encode_targets(self.labels, y)
 
     def _packed(self, x) -> dict:
         if self.preprocessor is None:
@@ -223,25 +174,18 @@ class ElectraTextClassifier(TextTask, ElectraClassifier):
         """
         import tensorflow as tf
 
-        if isinstance(x, tf.data.Dataset | dict):
-            if not self.compiled:
-                self.compile()
-            if isinstance(x, dict):
-                y = self.encode_labels(y)
-                self.auto_compile(len(x["token_ids"]), batch_size, epochs)
-            elif self.preprocessor is not None and x.element_spec[0].dtype == tf.string:
+        if isinstance(x, tf.data.Dataset):
+            if self.preprocessor is not None and _string_inputs(x.element_spec[0]):
                 x = x.map(self.preprocessor, num_parallel_calls=tf.data.AUTOTUNE)
-            if isinstance(x, tf.data.Dataset):
-                kwargs.setdefault("shuffle", False)  # shuffled (or not) by its maker
-            size = None if isinstance(x, tf.data.Dataset) else batch_size
-            return super().fit(x, y, batch_size=size, epochs=epochs, verbose=verbose,
-                               callbacks=callbacks, validation_data=validation_data,
-                               initial_epoch=initial_epoch, **kwargs)  # fmt: skip
+            return self.fit_dataset(x, epochs=epochs, verbose=verbose, callbacks=callbacks,
+                                    validation_data=validation_data,
+                                    initial_epoch=initial_epoch, **kwargs)  # fmt: skip
+        packed = x if isinstance(x, dict) else self._packed(x)
         if validation_data is not None:
             texts, labels = validation_data
             validation_data = (self._packed(texts), self.encode_labels(labels))
         return self.fit_packed(
-            self._packed(x), self.encode_labels(y), batch_size=batch_size, epochs=epochs,
+            packed, self.encode_labels(y), batch_size=batch_size, epochs=epochs,
             initial_epoch=initial_epoch, seed=seed, group_by_length=group_by_length,
             validation_data=validation_data, verbose=verbose, callbacks=callbacks, **kwargs,
         )  # fmt: skip
@@ -250,38 +194,17 @@ class ElectraTextClassifier(TextTask, ElectraClassifier):
         """Logits (or scores) of raw strings, a dataset or id inputs; rows in input order."""
         import tensorflow as tf
 
-        if isinstance(x, tf.data.Dataset | dict):
-            strings = isinstance(x, tf.data.Dataset) and x.element_spec == tf.TensorSpec(
-                [None], tf.string
-            )
-            x = x.map(self.preprocessor) if strings else x
-            return super().predict(x, batch_size=batch_size, verbose=verbose, **kwargs)
-        return predict_batches(self, self._packed(x), batch_size)
+        if isinstance(x, tf.data.Dataset):
+            if _string_inputs(x.element_spec):
+                x = x.map(self.preprocessor)
+            return super().predict(x, verbose=verbose, **kwargs)
+        packed = x if isinstance(x, dict) else self._packed(x)
+        return self.predict_packed(packed, batch_size)
 
     def decode(self, outputs) -> list[dict]:
         """Per row: `label` and `probabilities` (name -> p); multi-label: `labels` (p >= 0.5)
         and `probabilities`; regression: `score`."""
-        outputs = np.asarray(outputs, np.float64)
-        if self.kind == "regression":
-            return [{"score": float(value)} for value in outputs.reshape(-1)]
-        if self.kind == "multi_label":
-            probabilities = 1.0 / (1.0 + np.exp(-outputs))
-            return [
-                {
-                    "labels": [n for n, p in zip(self.labels, row, strict=True) if p >= 0.5],
-                    "probabilities": dict(zip(self.labels, map(float, row), strict=True)),
-                }
-                for row in probabilities
-            ]
-        shifted = np.exp(outputs - outputs.max(axis=-1, keepdims=True))
-        probabilities = shifted / shifted.sum(axis=-1, keepdims=True)
-        return [
-            {
-                "label": self.labels[int(np.argmax(row))],
-                "probabilities": dict(zip(self.labels, map(float, row), strict=True)),
-            }
-            for row in probabilities
-        ]
+        return self.spec.decode(outputs, self.labels)
 
     def predict_labels(self, x, batch_size: int = 32) -> list[dict]:
         """Label names and probabilities (or scores) of raw strings (see `decode`)."""
@@ -291,3 +214,11 @@ class ElectraTextClassifier(TextTask, ElectraClassifier):
         config = super().get_config()
         config.pop("num_outputs")
         return {**config, **self.parts_config(), "labels": self.labels, "kind": self.kind}
+
+
+def _string_inputs(spec) -> bool:
+    """Whether a dataset element (or its inputs part) is raw text (or a pair of texts)."""
+    import tensorflow as tf
+
+    parts = spec if isinstance(spec, tuple) else (spec,)
+    return all(isinstance(p, tf.TensorSpec) and p.dtype == tf.string for p in parts)

@@ -251,8 +251,10 @@ def _from_finetuned(folder: Path) -> Initialization:
     """The encoder of a fine-tuned model folder (`RUN/model/`), for further fine-tuning."""
     import keras
 
-    import electra_tf.finetuning.text_classifier  # noqa: F401  (registers the model classes)
     from electra_tf.io.durable import verify_record
+    from electra_tf.tasks.registry import load_kinds
+
+    load_kinds()  # every kind's Keras classes, registered for `load_model`
 
     reason = verify_record(folder, required=(FINETUNED_MODEL,))
     if reason:

@@ -47,10 +47,10 @@ from electra_tf.data.tokenizer import ElectraTokenizer
 from electra_tf.io.durable import os_reason, publishing
 from electra_tf.serving import inference
 from electra_tf.serving.id_checks import id_input_checks, one_dimensional_text
+from electra_tf.tasks.registry import get_kind
 
-__all__ = ["TaskServingModule", "export_finetuned", "SERVABLE_KINDS"]
+__all__ = ["TaskServingModule", "export_finetuned"]
 
-SERVABLE_KINDS = ("classification", "multi_label", "regression", "tagging")
 _IDS = ("input_word_ids", "input_mask", "input_type_ids")
 
 
@@ -67,8 +67,10 @@ class TaskServingModule(tf.Module):
     def __init__(self, model, vocab_file, pair: bool = False, seq_length: int = 128):
         super().__init__(name="electra_task_serving")
         self.kind = model.kind
-        if self.kind not in SERVABLE_KINDS:
-            raise ValueError(f"Cannot serve a {self.kind} model; kinds: {SERVABLE_KINDS}.")
+        spec = get_kind(self.kind)
+        if not spec.servable:
+            raise ConfigError(f"A {self.kind} model cannot be exported yet.")
+        self._spec = types.SimpleNamespace(kind=spec)  # a class, not state to save
         encoder = model.encoder
         # Keras objects in a namespace the SavedModel does not follow; their variables are
         # listed once below (`encoder_weights/<i>` is what `load_initialization` reads).
@@ -86,20 +88,26 @@ class TaskServingModule(tf.Module):
             strip_accents=model.preprocessor.strip_accents,
         )
         self.seq_length = int(min(seq_length, encoder.max_sequence_length))
-        self.pair = bool(pair) and self.kind != "tagging"
-        text = [tf.TensorSpec([None], tf.string, name="text")]
-        if self.pair:
-            text.append(tf.TensorSpec([None], tf.string, name="text_pair"))
-        serve_text = self._serve_tags if self.kind == "tagging" else self._serve_text
-        self.serve_text = tf.function(serve_text, input_signature=text)
+        self.pair = bool(pair)
+        text = spec.serving_inputs(self.pair)
+        self.serve_text = tf.function(self._serve_text, input_signature=text)
         ids = [tf.TensorSpec([None, None], tf.int32, name=name) for name in _IDS]
         self.serve = tf.function(self._serve_ids, input_signature=ids)
         examples = [tf.TensorSpec([None], tf.string, name="examples")]
         self.serve_examples = tf.function(self._serve_examples, input_signature=examples)
 
-    def _logits(self, token_ids, padding_mask, segment_ids):
-        """Logits `[B, C]` ([CLS] head) or `[B, S, C]` (tagging)."""
-        encoder, head = self._keras.encoder, self._keras.head
+    @property
+    def head_kernel(self):
+        return self._keras.head.kernel
+
+    @property
+    def head_bias(self):
+        return self._keras.head.bias
+
+    def logits(self, token_ids, padding_mask, segment_ids):
+        """The kind's head on the encoder: `[B, C]` ([CLS] head), `[B]` (regression) or
+        `[B, S, C]` (per token)."""
+        encoder = self._keras.encoder
         checks = id_input_checks(
             token_ids,
             padding_mask,
@@ -114,22 +122,17 @@ class TaskServingModule(tf.Module):
         x = inference.encoder_sequence(
             encoder, token_ids, padding_mask, segment_ids, self.fused_attention_weights
         )  # [B*S, H]
-        if self.kind == "tagging":
-            logits = tf.nn.bias_add(tf.matmul(x, head.kernel), head.bias)
-            return tf.reshape(logits, [shape[0], shape[1], -1])
-        pooled = tf.reshape(x, [shape[0], shape[1], -1])[:, 0, :]
-        logits = tf.nn.bias_add(tf.matmul(pooled, head.kernel), head.bias)
-        return logits[:, 0] if self.kind == "regression" else logits
+        return self._spec.kind.head(self, x, shape)
 
     def _serve_ids(self, input_word_ids, input_mask, input_type_ids):
-        return {"outputs": self._logits(input_word_ids, input_mask, input_type_ids)}
+        return {"outputs": self.logits(input_word_ids, input_mask, input_type_ids)}
 
     def _serve_examples(self, examples):
         spec = {name: tf.io.FixedLenFeature([self.seq_length], tf.int64) for name in _IDS}
         parsed = tf.io.parse_example(examples, spec)
         return self._serve_ids(*(tf.cast(parsed[name], tf.int32) for name in _IDS))
 
-    def _packed(self, text, text_pair=None):
+    def packed(self, text, text_pair=None):
         tok = self.tokenizer
         packed = pack_inputs(
             tok.tokenize(text),
@@ -154,56 +157,7 @@ class TaskServingModule(tf.Module):
             )
             with tf.control_dependencies([same]):
                 text = tf.identity(text)
-        logits = self._logits(*self._packed(text, text_pair))
-        if self.kind == "regression":
-            return {"score": logits}
-        if self.kind == "multi_label":
-            probabilities = tf.sigmoid(logits)
-            chosen = probabilities >= 0.5
-            names = tf.where(chosen, tf.broadcast_to(self.labels, tf.shape(logits)), "")
-            # Chosen names first, in label order: a stable sort on "not chosen".
-            order = tf.argsort(tf.cast(~chosen, tf.int32), axis=1, stable=True)
-            names = tf.gather(names, order, batch_dims=1)
-            return {"labels": names, "probabilities": probabilities, "logits": logits}
-        probabilities = tf.nn.softmax(logits)
-        label_id = tf.argmax(logits, axis=-1, output_type=tf.int32)
-        return {
-            "label": tf.gather(self.labels, label_id),
-            "label_id": label_id,
-            "probabilities": probabilities,
-            "logits": logits,
-        }
-
-    def _serve_tags(self, text):
-        tok = self.tokenizer
-        words = tf.strings.split(one_dimensional_text(text, "text"))  # [B, (W)]
-        pieces = tok.tokenize(words.flat_values)
-        counts = tf.maximum(pieces.row_lengths(), 1)  # an empty word is one [UNK]
-        unk = tf.fill([tf.shape(counts)[0], 1], tf.cast(tok.unk_id, pieces.dtype))
-        pieces = tf.concat([pieces, tf.RaggedTensor.from_tensor(unk)], axis=1)
-        positions = tf.ragged.range(pieces.row_lengths())
-        pieces = tf.ragged.boolean_mask(pieces, positions < counts[:, None])
-        per_word = tf.RaggedTensor.from_row_lengths(counts, words.row_lengths())
-        kept = tf.math.cumsum(per_word, axis=1) <= self.seq_length - 2
-        grouped = tf.RaggedTensor.from_row_lengths(pieces, words.row_lengths())
-        tokens = tf.ragged.boolean_mask(grouped, kept).merge_dims(1, 2)
-        packed = pack_inputs(
-            tokens, sequence_length=self.seq_length, cls_id=tok.cls_id, sep_id=tok.sep_id,
-            pad_id=tok.pad_id,
-        )  # fmt: skip
-        starts = (tf.math.cumsum(per_word, axis=1, exclusive=True) + 1) * tf.cast(kept, tf.int64)
-        starts = tf.cast(starts.to_tensor(0), tf.int32)  # [B, W]
-        keep = tf.cast(kept, tf.int32).to_tensor(0)
-        logits = self._logits(packed["token_ids"], packed["padding_mask"], packed["segment_ids"])
-        word_logits = tf.gather(logits, starts, batch_dims=1)  # [B, W, C]
-        tag_ids = tf.where(keep > 0, tf.argmax(word_logits, -1, output_type=tf.int32), -1)
-        tags = tf.where(tag_ids >= 0, tf.gather(self.labels, tf.maximum(tag_ids, 0)), "")
-        return {
-            "words": words.to_tensor(""),
-            "tags": tags,
-            "tag_ids": tag_ids,
-            "probabilities": tf.nn.softmax(word_logits),
-        }
+        return self._spec.kind.serve(self, text, text_pair)
 
 
 def _warmup(path: Path, module: TaskServingModule, model_name: str) -> None:

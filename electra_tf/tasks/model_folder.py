@@ -5,7 +5,7 @@
 - `model.keras`: the Keras task model (an `ElectraTextClassifier` with its
   preprocessor, label names, vocabulary and casing inside, or an
   `ElectraTokenClassifier` or `ElectraSpanExtractor`), loadable with
-  `keras.saving.load_model` once `electra_tf.finetuning` is imported;
+  `keras.saving.load_model` once `electra_tf.tasks.registry.load_kinds()` has run;
 - `vocab.txt`: the vocabulary, for tools that want the file;
 - `finetuned.json`: the kind, label names, text columns, maximum length,
   casing, where it started from, the seed and epoch kept and why, and its
@@ -22,8 +22,8 @@ import json
 from pathlib import Path
 
 from electra_tf.config import ConfigError
-from electra_tf.finetuning.initialization import FINETUNED_MARKER, FINETUNED_MODEL
 from electra_tf.io.durable import os_reason, publishing, verify_record, write_record
+from electra_tf.tasks.initialization import FINETUNED_MARKER, FINETUNED_MODEL
 
 __all__ = ["write_model_folder", "load_finetuned", "model_folder_of", "read_model_info"]
 
@@ -74,8 +74,9 @@ def load_finetuned(path):
     """(Keras model, info) of a fine-tuned run or model folder, verified first."""
     import keras
 
-    import electra_tf.finetuning.tagging  # noqa: F401  (registers the task classes)
-    import electra_tf.finetuning.text_classifier  # noqa: F401
+    from electra_tf.tasks.registry import load_kinds
+
+    load_kinds()  # every kind's Keras classes, registered for `load_model`
 
     folder = model_folder_of(path)
     reason = verify_record(folder, required=(FINETUNED_MODEL, FINETUNED_MARKER))

@@ -12,8 +12,8 @@ object), empty texts, and (in training files) empty labels. Row numbers count
 the file's lines from 1, the header included.
 
 Labels are read as they are written: strings (class names), lists of strings
-(multi-label, a JSON list or a delimited CSV cell) or numbers (regression);
-`infer_kind` decides the kind and the label order (see there).
+(multi-label, a JSON list or a delimited CSV cell) or numbers; the task's
+kind (`electra_tf.tasks.kind.infer_kind`) decides what they mean.
 """
 
 from __future__ import annotations
@@ -26,19 +26,15 @@ import sys
 from pathlib import Path
 
 from electra_tf.config import ConfigError
-from electra_tf.finetuning.readers import Example, ReadReport, utf8_text
+from electra_tf.datasets.readers import Example, ReadReport, utf8_text
 
 __all__ = [
     "Columns",
     "read_table",
     "table_format",
-    "infer_kind",
-    "check_labels",
-    "KINDS",
     "EXTENSIONS",
 ]
 
-KINDS = ("classification", "multi_label", "regression", "tagging")
 EXTENSIONS = {
     ".csv": "csv",
     ".tsv": "tsv",
@@ -227,85 +223,3 @@ def read_table(path, columns: Columns, needs_labels: bool = True) -> tuple[list,
         raise ConfigError(f"{path} holds no usable rows ({reasons}).")
     report.read = len(examples)
     return examples, report
-
-
-def _is_number(value) -> bool:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return True
-    try:
-        float(value)
-    except (TypeError, ValueError):
-        return False
-    return True
-
-
-def _label_order(names) -> list[str]:
-    names = sorted(set(names))
-    if all(name.lstrip("-").isdigit() for name in names):
-        return sorted(names, key=int)
-    return names
-
-
-def infer_kind(train: list, kind: str | None = None, labels=None) -> tuple[str, list, str]:
-    """The task's kind, its label names in class-id order, and how they were decided.
-
-    - Lists of labels mean multi-label.
-    - Numbers with at least one non-integer among them mean regression (pass
-      `kind="classification"` to treat them as classes).
-    - Anything else is classification.
-
-    Label names are sorted (numerically when all are integers), unless `labels` gives
-    the order.
-
-    Example:
-
-    >>> rows = [Example("a", None, "pos"), Example("b", None, "neg")]
-    >>> infer_kind(rows)[:2]
-    ('classification', ['neg', 'pos'])
-    >>> infer_kind([Example("a", None, 0.5), Example("b", None, 2)])[:2]
-    ('regression', [])
-    """
-    values = [e.label for e in train]
-    how = "given"
-    if kind is None:
-        if any(isinstance(v, list) for v in values):
-            kind, how = "multi_label", "inferred: labels are lists"
-        elif all(_is_number(v) for v in values) and any(float(v) != int(float(v)) for v in values):
-            kind = "regression"
-            how = "inferred: every label is a number and some are not integers"
-        else:
-            kind, how = "classification", "inferred: labels are names"
-    if kind not in KINDS:
-        raise ConfigError(f"Unknown kind {kind!r}: choose one of {', '.join(KINDS)}.")
-    if kind == "regression":
-        bad = next((e for e in train if not _is_number(e.label)), None)
-        if bad is not None:
-            raise ConfigError(f"{bad.guid}: the score {bad.label!r} is not a number.")
-        return kind, [], how
-    names = [str(x) for v in values for x in (v if isinstance(v, list | tuple) else [v])]
-    found = _label_order(names)
-    if labels:
-        order = [str(label) for label in labels]
-        extra = [name for name in found if name not in order]
-        if extra:
-            raise ConfigError(
-                f"The training labels include {extra[0]!r}, which --labels does not list."
-            )
-        return kind, order, how + "; label order given"
-    return kind, found, how + "; labels sorted"
-
-
-def check_labels(split: str, examples: list, kind: str, labels: list) -> None:
-    """Refuses a dev or test label that training never had, in one sentence."""
-    if kind == "regression":
-        return
-    known = set(labels)
-    for example in examples:
-        label = example.label
-        values = label if isinstance(label, list | tuple) else [label]
-        for value in values:
-            if value is not None and str(value) not in known:
-                raise ConfigError(
-                    f"{example.guid} ({split}): label {value!r} never occurs in training "
-                    f"(labels: {', '.join(labels)}); fix the row or add examples of it to train."
-                )

@@ -5,10 +5,9 @@ from __future__ import annotations
 import keras
 import numpy as np
 
-from electra_tf.data.batching import ordered_batches, pad_batch, row_lengths
 from electra_tf.data.vocabulary import read_vocabulary
-from electra_tf.finetuning.text_task import INPUT_NAMES, TextTask
-from electra_tf.models.token_classifier_preprocessor import (
+from electra_tf.tasks.base import INPUT_NAMES, TaskModel
+from electra_tf.tasks.token_classifier_preprocessor import (
     IGNORED,
     ElectraTokenClassifierPreprocessor,
 )
@@ -17,7 +16,7 @@ __all__ = ["ElectraTokenClassifier"]
 
 
 @keras.saving.register_keras_serializable(package="electra_tf")
-class ElectraTokenClassifier(TextTask, keras.Model):
+class ElectraTokenClassifier(TaskModel, keras.Model):
     """ELECTRA's encoder with a tag layer on every token, fitting and predicting on words.
 
     Each word's tag is read from its first WordPiece (`ElectraTokenClassifierPreprocessor`);
@@ -81,10 +80,11 @@ class ElectraTokenClassifier(TextTask, keras.Model):
 
     @classmethod
     def from_source(
-        cls, source: str, labels, sequence_length: int = 128, dropout: float = 0.1, vocab_file=None
-    ) -> ElectraTokenClassifier:
+        cls, source: str, labels, sequence_length: int = 128, dropout: float = 0.1,
+        vocab_file=None, pad_to: str = "longest",
+    ) -> ElectraTokenClassifier:  # fmt: skip
         """A new tagger on the encoder of SOURCE (anything `--init` accepts)."""
-        from electra_tf.finetuning.initialization import load_initialization
+        from electra_tf.tasks.initialization import load_initialization
 
         init = load_initialization(str(source), vocab_file)
         encoder = init.build_encoder(dropout=dropout)
@@ -92,6 +92,7 @@ class ElectraTokenClassifier(TextTask, keras.Model):
             read_vocabulary(init.vocab_file),
             lower_case=init.lower_case,
             sequence_length=min(int(sequence_length), encoder.max_sequence_length),
+            pad_to=pad_to,
         )
         model = cls(encoder, labels, preprocessor, dropout)
         model.build()
@@ -112,34 +113,30 @@ class ElectraTokenClassifier(TextTask, keras.Model):
     def fit(self, x=None, y=None, batch_size: int = 32, epochs: int = 1, seed: int | None = None,
             group_by_length: bool = True, **kwargs):  # fmt: skip
         """`keras.Model.fit` on sentences (word lists or whitespace-split texts) and their tags
-        (names or ids, one per word), batched as `ElectraTextClassifier.fit`."""
-        if not isinstance(x, list | tuple | np.ndarray):
-            if not self.compiled:
-                self.compile()
-            return super().fit(x, y, batch_size=batch_size, epochs=epochs, **kwargs)
+        (names or ids, one per word), batched as `ElectraTextClassifier.fit`; or on a
+        `tf.data.Dataset` of `(inputs, per-token tag ids)` batches."""
+        import tensorflow as tf
+
+        if isinstance(x, tf.data.Dataset):
+            return self.fit_dataset(x, epochs=epochs, **kwargs)
         packed = self.preprocessor.pack_all(x, tags=self.encode_tags(y))
         return self.fit_packed(
             packed, packed.pop("labels"), batch_size=batch_size, epochs=epochs, seed=seed,
-            group_by_length=group_by_length, **kwargs,
+            group_by_length=group_by_length, per_token_targets=True, **kwargs,
         )  # fmt: skip
 
-    def word_logits(self, x, batch_size: int = 32) -> tuple[list, np.ndarray]:
+    def word_logits(self, x, batch_size: int = 32) -> tuple[np.ndarray, np.ndarray]:
         """(`[N, W]` word mask, `[N, W, tags]` logits at each word's first piece) of sentences."""
         packed = self.preprocessor.pack_all(x)
-        lengths = row_lengths(packed["padding_mask"])
-        positions, mask = packed["word_positions"], packed["word_mask"]
-        logits = np.zeros((*positions.shape, len(self.labels)), np.float32)
-        forward = self.inference_function()
-        for index in ordered_batches(lengths, batch_size):
-            batch = pad_batch({k: packed[k] for k in INPUT_NAMES}, index, lengths)
-            outputs = np.asarray(forward({k: v.astype(np.int32) for k, v in batch.items()}))
-            logits[index] = np.take_along_axis(outputs, positions[index][..., None], axis=1)
-        return mask, logits
+        outputs = self.predict_packed(packed, batch_size)  # [N, S', tags]
+        positions = np.minimum(packed["word_positions"], outputs.shape[1] - 1)
+        logits = np.take_along_axis(outputs, positions[..., None], axis=1)
+        return packed["word_mask"], logits
 
     def predict_labels(self, x, batch_size: int = 32) -> list[dict]:
-        """Per sentence: its `words`, their `tags` ("" for words past the maximum length) and
-        each tag's probability."""
-        from electra_tf.models.token_classifier_preprocessor import as_words
+        """Per sentence: its `words`, their `tags` and each tag's probability, and
+        `words_cut`: how many words lay past the maximum length (tag "", probability 0)."""
+        from electra_tf.tasks.token_classifier_preprocessor import as_words
 
         words = [[w.decode() for w in row] for row in as_words(list(x)).to_list()]
         mask, logits = self.word_logits(x, batch_size)
@@ -148,14 +145,16 @@ class ElectraTokenClassifier(TextTask, keras.Model):
         rows = []
         for i, sentence in enumerate(words):
             best = probabilities[i, : len(sentence)].argmax(-1)
+            kept = mask[i, : len(sentence)].astype(bool)
             rows.append(
                 {
                     "words": sentence,
-                    "tags": [self.labels[t] if mask[i, j] else "" for j, t in enumerate(best)],
+                    "tags": [self.labels[t] if k else "" for t, k in zip(best, kept, strict=True)],
                     "probabilities": [
-                        float(probabilities[i, j, t]) if mask[i, j] else 0.0
-                        for j, t in enumerate(best)
+                        float(probabilities[i, j, t]) if k else 0.0
+                        for j, (t, k) in enumerate(zip(best, kept, strict=True))
                     ],
+                    "words_cut": int(len(sentence) - kept.sum()),
                 }
             )
         return rows

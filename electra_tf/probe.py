@@ -26,10 +26,10 @@ import time
 import numpy as np
 
 from electra_tf.config import ConfigError
-from electra_tf.finetuning.initialization import Initialization
-from electra_tf.finetuning.kinds import encode_examples
-from electra_tf.finetuning.readers import ReadReport
-from electra_tf.finetuning.tasks import Task
+from electra_tf.data.inputs import pack_inputs
+from electra_tf.datasets.readers import ReadReport
+from electra_tf.datasets.tasks import Task
+from electra_tf.tasks.initialization import Initialization
 
 __all__ = [
     "C_GRID",
@@ -49,6 +49,33 @@ __all__ = [
 #: standardised encoder features and for 0/1 word-presence features.
 C_GRID = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0)
 BOW_C_GRID = (0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
+
+
+def encode_examples(
+    examples, tokenizer, task, max_seq_length: int, batch: int = 2048
+) -> tuple[dict, np.ndarray]:
+    """Tokenized, packed inputs (numpy, int32 `[N, max_seq_length]`) and labels of examples."""
+    features = {"token_ids": [], "padding_mask": [], "segment_ids": []}
+    for start in range(0, len(examples), batch):
+        chunk = examples[start : start + batch]
+        a = tokenizer.tokenize([e.text_a for e in chunk])
+        b = tokenizer.tokenize([e.text_b for e in chunk]) if task.pair else None
+        packed = pack_inputs(
+            a,
+            b,
+            sequence_length=max_seq_length,
+            cls_id=tokenizer.cls_id,
+            sep_id=tokenizer.sep_id,
+            pad_id=tokenizer.pad_id,
+        )
+        for key in features:
+            features[key].append(packed[key].numpy())
+    features = {
+        k: np.concatenate(v) if v else np.zeros((0, max_seq_length), np.int32)
+        for k, v in features.items()
+    }
+    labels = np.asarray([e.label for e in examples], np.int32)  # class ids: the probe classifies
+    return features, labels
 
 
 def encoder_features(encoder, inputs: dict, batch_size: int = 128) -> np.ndarray:
@@ -348,9 +375,9 @@ def probe_task(
     The task's data are read as `electra-tf finetune` reads them (`task_splits`; the
     movie-review snippets are downloaded into `fetch_dir` when no file is given).
     """
-    from electra_tf.finetuning.initialization import load_initialization
-    from electra_tf.finetuning.sources import task_splits
-    from electra_tf.finetuning.tasks import get_task
+    from electra_tf.datasets.sources import task_splits
+    from electra_tf.datasets.tasks import get_task
+    from electra_tf.tasks.initialization import load_initialization
 
     task = get_task(task_name)
     _check_task(task)

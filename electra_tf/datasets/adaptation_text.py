@@ -36,8 +36,8 @@ class AdaptationData:
 def _documents(kind: str, snippets: dict, probe_task: str) -> dict:
     from electra_tf.config import ConfigError
     from electra_tf.data.public import snippet_documents
-    from electra_tf.finetuning.readers import movie_review_split, read_movie_reviews
-    from electra_tf.finetuning.tasks import get_task
+    from electra_tf.datasets.readers import movie_review_split, read_movie_reviews
+    from electra_tf.datasets.tasks import get_task
 
     if kind not in ADAPTATION_CORPORA:
         raise ConfigError(

@@ -14,7 +14,13 @@ from keras import ops
 
 from electra_tf.pretraining.optimizer import ElectraAdamW, WarmupLinearDecay
 
-__all__ = ["layer_depths", "layerwise_multipliers", "LayerwiseAdamW", "finetuning_optimizer"]
+__all__ = [
+    "layer_depths",
+    "layerwise_multipliers",
+    "LayerwiseAdamW",
+    "finetuning_optimizer",
+    "finetuning_schedule",
+]
 
 
 def layer_depths(model, reference: bool = False) -> tuple[dict[int, int], int]:
@@ -71,6 +77,17 @@ class LayerwiseAdamW(ElectraAdamW):
         return super().update_step(gradient, variable, scaled)
 
 
+def finetuning_schedule(config, total_steps: int, offset: int = 0) -> WarmupLinearDecay:
+    """The paper's fine-tuning schedule: linear warmup over `config.warmup_fraction` of
+    `total_steps`, then linear decay to 0, starting at optimizer step `offset`."""
+    return WarmupLinearDecay(
+        config.learning_rate,
+        total_steps=total_steps,
+        warmup_steps=int(config.warmup_fraction * total_steps),
+        offset=offset,
+    )
+
+
 def finetuning_optimizer(model, config, total_steps: int) -> LayerwiseAdamW:
     """The paper's fine-tuning optimizer for `model` (a model with an `encoder`).
 
@@ -78,11 +95,7 @@ def finetuning_optimizer(model, config, total_steps: int) -> LayerwiseAdamW:
     warmup, then linear decay to 0 at `total_steps`; `config` is a resolved
     `FinetuneConfig` (or anything with its fields).
     """
-    schedule = WarmupLinearDecay(
-        config.learning_rate,
-        total_steps=total_steps,
-        warmup_steps=int(config.warmup_fraction * total_steps),
-    )
+    schedule = finetuning_schedule(config, total_steps)
     return LayerwiseAdamW(
         multipliers=layerwise_multipliers(
             model, config.layerwise_decay, reference=config.layerwise_decay_reference

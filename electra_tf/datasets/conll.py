@@ -1,12 +1,8 @@
-"""Token classification: CoNLL-style files, per-word tags, entity-level scores.
+"""CoNLL-style files: one word per line, its tag in the last column, sentences apart.
 
 A CoNLL file has one word per line, its tag in the last column (the word in
 the first; columns split on whitespace), and a blank line between sentences;
-`-DOCSTART-` lines are skipped. Tags are BIO (IOB2), IOB1 or IOBES; scores are
-entity-level precision, recall and F1 as conlleval and seqeval compute them
-(`electra_tf.metrics.entity_scores`), plus word accuracy. A word's tag is
-learned and predicted at its first WordPiece; words past the maximum length
-are predicted as "O" when scored.
+`-DOCSTART-` lines are skipped. Tags are BIO (IOB2), IOB1 or IOBES.
 """
 
 from __future__ import annotations
@@ -15,13 +11,9 @@ import dataclasses
 from pathlib import Path
 
 from electra_tf.config import ConfigError
-from electra_tf.finetuning.kinds import Job
-from electra_tf.finetuning.readers import ReadReport, utf8_text
-from electra_tf.finetuning.token_classifier import ElectraTokenClassifier
-from electra_tf.metrics import entity_scores
-from electra_tf.models.token_classifier_preprocessor import ElectraTokenClassifierPreprocessor
+from electra_tf.datasets.readers import ReadReport, utf8_text
 
-__all__ = ["TaggedSentence", "read_conll", "TaggingJob"]
+__all__ = ["TaggedSentence", "read_conll"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,45 +82,3 @@ def read_conll(path, needs_labels: bool = True) -> tuple[list, ReadReport]:
         raise ConfigError(f"{path} holds no sentences.")
     report.read = len(sentences)
     return sentences, report
-
-
-class TaggingJob(Job):
-    """Per-word tags with `ElectraTokenClassifier` (see `electra_tf.finetuning.kinds`)."""
-
-    def build(self, init, config) -> ElectraTokenClassifier:
-        encoder, preprocessor = self.encoder_and_preprocessor(
-            init, config, ElectraTokenClassifierPreprocessor
-        )
-        labels = list(self.task.labels)
-        model = ElectraTokenClassifier(encoder, labels, preprocessor, config.dropout)
-        model.build()
-        return model
-
-    def fit(self, model, config, seed: int, initial_epoch: int, callbacks) -> None:
-        train = self.examples["train"]
-        model.fit(
-            [list(s.words) for s in train],
-            [list(s.label) for s in train],
-            batch_size=config.batch_size,
-            epochs=config.epochs,
-            initial_epoch=initial_epoch,
-            seed=seed,
-            group_by_length=config.group_by_length,
-            callbacks=callbacks,
-            verbose=0,
-        )
-
-    def _tags(self, model, split: str) -> list[list[str]]:
-        rows = model.predict_labels([list(s.words) for s in self.examples[split]], batch_size=128)
-        return [[tag or "O" for tag in row["tags"]] for row in rows]
-
-    def score(self, model, split: str) -> dict:
-        gold = [list(s.label) for s in self.examples[split]]
-        return entity_scores(gold, self._tags(model, split))
-
-    def predictions(self, model, split: str) -> list[dict]:
-        rows = model.predict_labels([list(s.words) for s in self.examples[split]], batch_size=128)
-        for row, sentence in zip(rows, self.examples[split], strict=True):
-            if sentence.label is not None:
-                row["gold"] = list(sentence.label)
-        return rows

@@ -6,15 +6,15 @@ import collections
 from pathlib import Path
 
 from electra_tf.config import ConfigError
-from electra_tf.finetuning.readers import (
+from electra_tf.datasets.readers import (
     ReadReport,
     movie_review_split,
     read_glue_tfds,
     read_glue_tsv,
     read_movie_reviews,
 )
-from electra_tf.finetuning.squad import read_squad
-from electra_tf.finetuning.tasks import Task
+from electra_tf.datasets.squad import read_squad
+from electra_tf.datasets.tasks import Task
 
 __all__ = ["task_splits", "squad_splits"]
 

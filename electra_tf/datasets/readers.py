@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from electra_tf.config import ConfigError
-from electra_tf.finetuning.tasks import TFDS_SPLITS, Task
+from electra_tf.datasets.tasks import TFDS_SPLITS, Task
 
 __all__ = [
     "Example",

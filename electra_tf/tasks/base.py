@@ -1,0 +1,221 @@
+"""`TaskModel`: what the raw-text task models share (compile defaults, fit, predict, config).
+
+Mixed into `ElectraTextClassifier` and `ElectraTokenClassifier` (before their
+Keras base class), in the manner of keras-hub's `Task`. It gives them
+
+- `compile(optimizer="auto", loss="auto", metrics="auto")`: the model's
+  `default_loss()` and `default_metrics()`; "auto" for the optimizer is the
+  paper's layer-wise AdamW with 10% warmup and linear decay at the learning rate
+  for the encoder's size (`FinetuneConfig.resolved`). It is made by `fit`, which
+  knows the number of steps, whatever `fit` is given (strings, pairs, id arrays
+  or a `tf.data.Dataset`). Each later `fit` keeps the optimizer's moments and
+  runs a warmup and decay of its own over its own steps, so it trains again
+  (the first one's schedule has reached 0 by then);
+- `fit_packed(features, targets, ...)`: `keras.Model.fit` over packed rows in
+  batches padded to their own longest row (or to `sequence_length` with the
+  preprocessor's `pad_to="max"`), grouped by length, the order of epoch e a
+  function of the seed and e alone (`electra_tf.data.batching`);
+- `predict_packed(features, batch_size)`: outputs over length-sorted batches,
+  padded as `fit_packed` pads them, back in row order;
+- `inference_function()`: the forward pass as one `tf.function` for every shape;
+- `get_config`/`from_config` of the encoder and preprocessor parts.
+"""
+
+from __future__ import annotations
+
+import math
+
+import keras
+import numpy as np
+
+from electra_tf.data.batching import batch_dataset, ordered_batches, pad_batch, row_lengths
+from electra_tf.tasks.config import FinetuneConfig
+from electra_tf.tasks.optimizer import finetuning_optimizer, finetuning_schedule
+
+__all__ = ["TaskModel", "INPUT_NAMES", "inference_function", "dataset_steps"]
+
+INPUT_NAMES = ("token_ids", "padding_mask", "segment_ids")
+
+
+def dataset_steps(dataset, steps_per_epoch) -> int:
+    """Batches per epoch of a `tf.data.Dataset` (`steps_per_epoch` if given)."""
+    if steps_per_epoch:
+        return int(steps_per_epoch)
+    import tensorflow as tf
+
+    cardinality = int(dataset.cardinality())
+    if cardinality in (tf.data.INFINITE_CARDINALITY, tf.data.UNKNOWN_CARDINALITY):
+        raise ValueError(
+            "fit cannot tell how many batches the dataset holds (its cardinality is "
+            "unknown or infinite), so it cannot set the learning-rate schedule; pass "
+            "steps_per_epoch=N, or dataset.apply(tf.data.experimental.assert_cardinality(N))."
+        )
+    return cardinality
+
+
+class TaskModel:
+    """Mixin of the raw-text task models (see the module docstring)."""
+
+    def default_metrics(self) -> list:
+        return []
+
+    def compile(self, optimizer="auto", loss="auto", metrics="auto", **kwargs):
+        """`keras.Model.compile` with the model's defaults (see the module docstring)."""
+        auto = isinstance(optimizer, str) and optimizer == "auto"
+        if auto:
+            optimizer = keras.optimizers.Adam()  # replaced by `fit`
+        arguments = {
+            "loss": self.default_loss() if isinstance(loss, str) and loss == "auto" else loss,
+            "metrics": self.default_metrics() if metrics == "auto" else metrics,
+            **kwargs,
+        }
+        # Kept for `fit`'s "auto" optimizer; set past Keras's tracking, as `compile` does
+        # (a tracked list of metrics would count as new state of a built model).
+        object.__setattr__(self, "_compile_arguments", arguments)
+        object.__setattr__(self, "_auto_optimizer", "pending" if auto else None)
+        keras.Model.compile(self, optimizer=optimizer, **arguments)
+
+    def get_compile_config(self):
+        # Not saved: a loaded model compiles afresh (`compile()`), as keras-hub's tasks do.
+        return None
+
+    def prepare_fit(self, steps_per_epoch: int, epochs: int, initial_epoch: int = 0) -> None:
+        """Compiles with the defaults if need be and sets the "auto" optimizer for this fit.
+
+        The first fit makes the paper's optimizer for `steps_per_epoch * (epochs -
+        initial_epoch)` steps; a later fit gives it a fresh warmup and decay over its own
+        steps, starting at the optimizer's current step.
+        """
+        if not self.compiled:
+            self.compile()
+        state = getattr(self, "_auto_optimizer", None)
+        if state is None:
+            return
+        steps = int(steps_per_epoch) * max(1, int(epochs) - int(initial_epoch))
+        config = FinetuneConfig().resolved(self.encoder.hidden_dim, epochs)
+        if state == "pending":
+            if not self.built:  # the layer-wise rates are set per variable
+                self.build()
+            optimizer = finetuning_optimizer(self, config, steps)
+            keras.Model.compile(self, optimizer=optimizer, **self._compile_arguments)
+            object.__setattr__(self, "_auto_optimizer", "made")
+            return
+        start = int(self.optimizer.iterations.numpy())
+        self.optimizer.learning_rate = finetuning_schedule(config, steps, offset=start)
+        self.train_function = None  # the traced step holds the previous schedule
+
+    def packed_batch_multiple(self) -> int:
+        """What batch lengths are rounded up to: 1, or the full length with `pad_to="max"`."""
+        preprocessor = getattr(self, "preprocessor", None)
+        if preprocessor is not None and preprocessor.pad_to == "max":
+            return int(preprocessor.sequence_length)
+        return 1
+
+    def fit_packed(
+        self, features: dict, targets, *, batch_size: int, epochs: int, initial_epoch: int = 0,
+        seed: int | None = None, group_by_length: bool = True, validation_data=None,
+        per_token_targets: bool = False, **kwargs,
+    ):  # fmt: skip
+        """`keras.Model.fit` on packed `[N, S]` rows (see the module docstring).
+
+        `seed` defaults to a draw from NumPy's global generator; `validation_data` is
+        `(features, targets)` of packed rows; `per_token_targets` cuts `[N, S]` targets
+        with the inputs (tags), otherwise targets are whole rows (multi-hot labels).
+        """
+        rows = len(features["token_ids"])
+        if rows == 0:
+            raise ValueError("fit was given no examples.")
+        steps = math.ceil(rows / batch_size)
+        self.prepare_fit(steps, epochs, initial_epoch)
+        seed = int(np.random.randint(2**31 - 1)) if seed is None else int(seed)
+        multiple = self.packed_batch_multiple()
+        dataset = batch_dataset(
+            {name: features[name] for name in INPUT_NAMES},
+            targets,
+            batch_size=batch_size,
+            seed=seed,
+            epochs=range(initial_epoch, epochs),
+            group=50 if group_by_length else 0,
+            multiple=multiple,
+            cut_targets=per_token_targets,
+        )
+        if validation_data is not None:
+            validation_data = batch_dataset(
+                *validation_data, batch_size=batch_size, group=0, multiple=multiple,
+                cut_targets=per_token_targets,
+            )  # fmt: skip
+        return keras.Model.fit(
+            self,
+            dataset,
+            epochs=epochs,
+            steps_per_epoch=steps,
+            initial_epoch=initial_epoch,
+            validation_data=validation_data,
+            shuffle=False,  # the dataset is shuffled, by seed and epoch
+            **kwargs,
+        )
+
+    def fit_dataset(self, dataset, epochs: int = 1, initial_epoch: int = 0, **kwargs):
+        """`keras.Model.fit` on a `tf.data.Dataset` of `(inputs, targets)` batches, with the
+        "auto" optimizer set for its number of batches."""
+        steps = dataset_steps(dataset, kwargs.get("steps_per_epoch"))
+        self.prepare_fit(steps, epochs, initial_epoch)
+        kwargs.setdefault("shuffle", False)  # shuffled (or not) by its maker
+        return keras.Model.fit(self, dataset, epochs=epochs, initial_epoch=initial_epoch, **kwargs)
+
+    def predict_packed(self, features: dict, batch_size: int) -> np.ndarray:
+        """The model's outputs over length-sorted batches, back in row order."""
+        lengths = row_lengths(features["padding_mask"])
+        forward = self.inference_function()
+        multiple = self.packed_batch_multiple()
+        outputs, order = [], []
+        for index in ordered_batches(lengths, batch_size):
+            batch = pad_batch({k: features[k] for k in INPUT_NAMES}, index, lengths, multiple)
+            outputs.append(np.asarray(forward({k: v.astype(np.int32) for k, v in batch.items()})))
+            order.append(index)
+        if not outputs:
+            return np.zeros((0,))
+        width = max(o.shape[1] for o in outputs) if outputs[0].ndim == 3 else None
+        if width is not None:  # per-token outputs: padded to the widest batch
+            outputs = [np.pad(o, [(0, 0), (0, width - o.shape[1]), (0, 0)]) for o in outputs]
+        result = np.empty((len(lengths), *outputs[0].shape[1:]), outputs[0].dtype)
+        result[np.concatenate(order)] = np.concatenate(outputs)
+        return result
+
+    def inference_function(self):
+        """`self(inputs, training=False)` as one `tf.function` (see `inference_function`)."""
+        return inference_function(self)
+
+    def parts_config(self) -> dict:
+        """The serialized encoder and preprocessor, for `get_config`."""
+        preprocessor = self.preprocessor
+        return {
+            "encoder": keras.saving.serialize_keras_object(self.encoder),
+            "preprocessor": None
+            if preprocessor is None
+            else keras.saving.serialize_keras_object(preprocessor),
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["encoder"] = keras.saving.deserialize_keras_object(config["encoder"])
+        if config.get("preprocessor") is not None:
+            config["preprocessor"] = keras.saving.deserialize_keras_object(config["preprocessor"])
+        return cls(**config)
+
+
+def inference_function(model):
+    """`model(inputs, training=False)` as one `tf.function` for every `[batch, length]`."""
+    function = getattr(model, "_inference_function", None)
+    if function is None:
+        import tensorflow as tf
+
+        spec = {name: tf.TensorSpec([None, None], tf.int32) for name in INPUT_NAMES}
+        function = tf.function(
+            lambda inputs: model(inputs, training=False),
+            input_signature=[spec],
+            autograph=False,  # the call has no Python control flow on tensors to convert
+        )
+        object.__setattr__(model, "_inference_function", function)  # not Keras state
+    return function

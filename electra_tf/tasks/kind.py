@@ -1,0 +1,194 @@
+"""`Kind`: what one kind of fine-tuning task defines (the base of every registered kind).
+
+A kind instance is bound to one task and its splits, and is what the engine
+(`electra_tf.finetuning.engine`) trains: `build`, `compile_arguments`, `rows`,
+`fit`, `score`, `splits`, `predictions`, `main_metric` and `selection`. Its
+class methods serve the rest of the package without data: reading the user's
+files (`read`, `claims`, `label_names`, `check_labels`, `prepare`), the Keras
+model's loss, metrics, targets and decoding (`loss`, `keras_metrics`,
+`encode_targets`, `decode`), prediction from the CLI (`inputs_from_texts`,
+`read_inputs`, `predict`) and the SavedModel (`serving_inputs`, `serve`,
+`decode_serving`).
+
+`infer_kind` picks the kind of the user's training labels: the registered
+kinds are asked in `priority` order whether they claim the labels.
+"""
+
+from __future__ import annotations
+
+from electra_tf.config import ConfigError
+from electra_tf.tasks.registry import get_kind, kind_names
+
+__all__ = ["Kind", "infer_kind", "label_order"]
+
+
+def label_order(names) -> list[str]:
+    """Label names sorted, numerically when every name is an integer.
+
+    >>> label_order(["pos", "neg", "pos"]), label_order(["10", "9", "-1"])
+    (['neg', 'pos'], ['-1', '9', '10'])
+    """
+    names = sorted(set(names))
+    if all(name.lstrip("-").isdigit() for name in names):
+        return sorted(names, key=int)
+    return names
+
+
+class Kind:
+    """The base of the registered kinds (see the module docstring)."""
+
+    name: str = ""
+    #: The metrics of a task of this kind read from files; the first chooses on dev.
+    metrics: tuple = ()
+    #: Offered by `finetune --kind` for the user's own files.
+    from_files: bool = True
+    #: Whether `electra-tf export` writes a SavedModel of it.
+    servable: bool = True
+    #: Order in which `infer_kind` asks kinds to claim labels (lower first; None: never).
+    priority: int | None = None
+    #: Whether its labels are names (False: numbers, as regression's scores).
+    named_labels: bool = True
+
+    def __init__(self, task, splits: dict):
+        self.task = task
+        self.examples = splits
+        self.main_metric = task.metrics[0]
+        self.selection = "dev"
+
+    # -- the user's files -------------------------------------------------------------------
+
+    @classmethod
+    def read(cls, path, columns, needs_labels: bool):
+        """(rows, `ReadReport`) of one file."""
+        from electra_tf.datasets.files import read_table
+
+        return read_table(path, columns, needs_labels=needs_labels)
+
+    @classmethod
+    def claims(cls, labels: list) -> bool:
+        """Whether training labels `labels` are of this kind (for `infer_kind`)."""
+        return False
+
+    @classmethod
+    def label_names(cls, rows: list, given=None) -> tuple[list, str]:
+        """(label names in class-id order, how the order was decided)."""
+        names = [str(x) for e in rows for x in _values(e.label)]
+        found = label_order(names)
+        if not given:
+            return found, "labels sorted"
+        order = [str(label) for label in given]
+        extra = [name for name in found if name not in order]
+        if extra:
+            raise ConfigError(
+                f"The training labels include {extra[0]!r}, which --labels does not list."
+            )
+        return order, "label order given"
+
+    @classmethod
+    def check_labels(cls, split: str, rows: list, labels: list) -> None:
+        """Refuses a dev or test label that training never had, in one sentence."""
+        known = set(labels)
+        for example in rows:
+            for value in _values(example.label):
+                if value is not None and str(value) not in known:
+                    raise ConfigError(
+                        f"{example.guid} ({split}): label {value!r} never occurs in training "
+                        f"(labels: {', '.join(labels)}); fix the row or add examples of it to "
+                        "train."
+                    )
+
+    @classmethod
+    def prepare(cls, rows: list) -> list:
+        """The rows with labels as the model reads them (names as strings, here)."""
+        import dataclasses
+
+        def name(label):
+            if label is None:
+                return None
+            if isinstance(label, list | tuple):
+                return [str(v) for v in label]
+            return str(label)
+
+        return [dataclasses.replace(e, label=name(e.label)) for e in rows]
+
+    # -- the engine's job ------------------------------------------------------------------
+
+    def build(self, init, config):
+        raise NotImplementedError
+
+    def compile_arguments(self, model) -> dict:
+        return {"loss": model.default_loss()}
+
+    def rows(self) -> int:
+        return len(self.examples["train"])
+
+    def splits(self) -> list[str]:
+        """The evaluation splits that have labels to score."""
+        return [
+            name
+            for name, rows in self.examples.items()
+            if name != "train" and rows and all(e.label is not None for e in rows)
+        ]
+
+    # -- prediction from the CLI ---------------------------------------------------------------
+
+    @classmethod
+    def inputs_from_texts(cls, texts: list) -> list:
+        """The model's inputs of texts given on the command line."""
+        return list(texts)
+
+    @classmethod
+    def read_inputs(cls, path, columns, format: str | None = None):
+        """(inputs, pairs or None) of a file to predict, read with `columns` (a dict)."""
+        from electra_tf.datasets.files import Columns, read_table, table_format
+
+        kind = table_format(path, format or columns.get("format"))
+        if kind == "conll":
+            raise ConfigError(f"{path} is a CoNLL file; a {cls.name} model reads tables.")
+        spec = Columns(**{**{k: v for k, v in columns.items() if v is not None}, "format": kind})
+        examples, _ = read_table(path, spec, needs_labels=False)
+        texts = [e.text_a for e in examples]
+        pairs = [e.text_b for e in examples] if spec.text_pair else None
+        return texts, pairs
+
+    # -- the SavedModel ------------------------------------------------------------------------
+
+    @classmethod
+    def serving_text(cls, inputs) -> list:
+        """The SavedModel's `text` input of what `predict` takes."""
+        return list(inputs)
+
+    @classmethod
+    def serving_inputs(cls, pair: bool) -> list:
+        import tensorflow as tf
+
+        specs = [tf.TensorSpec([None], tf.string, name="text")]
+        if pair:
+            specs.append(tf.TensorSpec([None], tf.string, name="text_pair"))
+        return specs
+
+
+def _values(label) -> list:
+    return list(label) if isinstance(label, list | tuple) else [label]
+
+
+def infer_kind(train: list, kind: str | None = None) -> tuple[str, str]:
+    """(the kind's name, how it was decided) for training rows of the user's files.
+
+    With `kind` given it is checked; else the registered kinds are asked in `priority`
+    order whether they claim the labels (lists: multi-label; numbers with a fraction
+    among them: regression; anything else: classification).
+    """
+    if kind is not None:
+        if kind not in kind_names(from_files=True):
+            choices = ", ".join(kind_names(from_files=True))
+            raise ConfigError(f"Unknown kind {kind!r}: choose one of {choices}.")
+        return kind, "given"
+    labels = [e.label for e in train]
+    candidates = [get_kind(n) for n in kind_names(from_files=True)]
+    for candidate in sorted(
+        (k for k in candidates if k.priority is not None), key=lambda k: k.priority
+    ):
+        if candidate.claims(labels):
+            return candidate.name, f"inferred: {candidate.claim_reason}"
+    raise ConfigError("No kind reads these labels; pass --kind.")

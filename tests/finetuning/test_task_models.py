@@ -1,0 +1,140 @@
+"""The Keras task models off the happy path: every input builds the paper's optimizer, a
+second fit trains, targets keep their width, cut words are said, padding follows pad_to."""
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from electra_tf.data.batching import batch_dataset
+from electra_tf.tasks.optimizer import LayerwiseAdamW
+from electra_tf.tasks.text_classifier import ElectraTextClassifier
+from electra_tf.tasks.text_classifier_preprocessor import ElectraTextClassifierPreprocessor
+from electra_tf.tasks.token_classifier import ElectraTokenClassifier
+from electra_tf.tasks.token_classifier_preprocessor import ElectraTokenClassifierPreprocessor
+from tests.finetuning.test_text_classifier import TOKENS, _encoder, _reviews
+
+
+def _classifier(pad_to="longest", sequence_length=32, **kwargs):
+    preprocessor = ElectraTextClassifierPreprocessor(
+        TOKENS, sequence_length=sequence_length, pad_to=pad_to
+    )
+    return ElectraTextClassifier(_encoder(), preprocessor=preprocessor, **kwargs)
+
+
+def _schedule(model):
+    schedule = model.optimizer._learning_rate
+    return type(model.optimizer), schedule.total_steps, schedule.warmup_steps, schedule.offset
+
+
+def test_strings_pairs_ids_and_datasets_build_the_same_papers_optimizer():
+    # Defect 1: a Dataset trained with plain Adam at 1e-3 (no warmup, decay or layer-wise rates).
+    texts, labels = _reviews(64, 7)
+    built = {}
+    for name in ("strings", "pairs", "ids", "dataset", "pair dataset"):
+        keras.utils.set_random_seed(0)
+        model = _classifier(labels=["neg", "pos"])
+        ids = model.encode_labels(labels)
+        if name == "strings":
+            model.fit(texts, labels, epochs=2, batch_size=16, verbose=0)
+        elif name == "pairs":
+            model.fit((texts, texts), labels, epochs=2, batch_size=16, verbose=0)
+        elif name == "ids":
+            model.fit(model.preprocessor.pack_all(texts), ids, epochs=2, batch_size=16, verbose=0)
+        elif name == "dataset":
+            model.fit(tf.data.Dataset.from_tensor_slices((texts, ids)).batch(16), epochs=2,
+                      verbose=0)  # fmt: skip
+        else:
+            pairs = tf.data.Dataset.from_tensor_slices(((texts, texts), ids)).batch(16)
+            model.fit(pairs, epochs=2, verbose=0)
+        built[name] = _schedule(model)
+        assert model.optimizer._multiplier(model.output_dense.kernel) == 1.0
+        embedding = model.encoder.embeddings.trainable_variables[0]
+        assert model.optimizer._multiplier(embedding) == pytest.approx(0.8**2)
+        assert int(model.optimizer.iterations.numpy()) == 8
+    assert set(built.values()) == {(LayerwiseAdamW, 8, 0, 0)}, built
+
+
+def test_a_dataset_of_unknown_length_is_asked_for_its_steps():
+    model = _classifier(labels=["neg", "pos"])
+    texts, labels = _reviews(16, 8)
+    unknown = tf.data.Dataset.from_tensor_slices((texts, model.encode_labels(labels)))
+    unknown = unknown.filter(lambda t, y: True).batch(8)
+    with pytest.raises(ValueError, match="pass steps_per_epoch=N"):
+        model.fit(unknown, epochs=1, verbose=0)
+    model.fit(unknown, epochs=1, steps_per_epoch=2, verbose=0)
+    assert model.optimizer._learning_rate.total_steps == 2
+
+
+def test_a_second_fit_trains_again_with_its_own_schedule():
+    # Defect 2: the first fit's schedule had decayed to 0, so a second fit changed nothing.
+    keras.utils.set_random_seed(3)
+    texts, labels = _reviews(64, 9)
+    model = _classifier(labels=["neg", "pos"])
+    model.fit(texts, labels, epochs=1, batch_size=16, verbose=0)
+    first = [w.numpy().copy() for w in model.trainable_weights]
+    optimizer = model.optimizer
+    model.fit(texts, labels, epochs=2, batch_size=16, verbose=0)
+    assert _schedule(model) == (LayerwiseAdamW, 8, 0, 4)  # its 8 steps, from step 4
+    assert int(model.optimizer.iterations.numpy()) == 12
+    moved = max(float(np.abs(w.numpy() - f).max()) for w, f in zip(model.trainable_weights, first))
+    assert moved > 1e-4
+    assert model.optimizer is optimizer  # its moments carry over
+    rate = model.optimizer._learning_rate
+    assert float(rate(4)) == pytest.approx(1e-3) and float(rate(8)) == pytest.approx(5e-4)
+    assert float(rate(12)) == 0.0  # its own decay to 0 at its own end
+
+
+def test_multi_hot_targets_as_wide_as_the_sequence_are_not_cut():
+    # Defect 7: with as many labels as max_seq_length, targets were cut like token ids.
+    labels = [f"l{i}" for i in range(16)]
+    model = _classifier(labels=labels, kind="multi_label", sequence_length=16)
+    texts = ["good movie", "bad"]
+    targets = model.encode_labels([["l0", "l15"], ["l3"]])
+    packed = model.preprocessor.pack_all(texts)
+    batches = list(batch_dataset(packed, targets, batch_size=2, group=0))
+    inputs, cut = batches[0]
+    assert inputs["token_ids"].shape[1] == 4 and cut.shape == (2, 16)
+    model.fit(texts, [["l0", "l15"], ["l3"]], epochs=1, verbose=0)  # trains (shapes agree)
+    per_token = list(batch_dataset(packed, np.zeros((2, 16), "int32"), batch_size=2, group=0,
+                                   cut_targets=True))  # fmt: skip
+    assert per_token[0][1].shape == (2, 4)
+
+
+def test_words_past_the_maximum_length_are_counted_and_get_no_tag():
+    # Defect 8: cut words came back as tag "" with no count anywhere.
+    preprocessor = ElectraTokenClassifierPreprocessor(TOKENS, sequence_length=6)
+    tagger = ElectraTokenClassifier(_encoder(), ["O", "B-PER"], preprocessor)
+    rows = tagger.predict_labels(["ada met bob in rome paris", "ada"])
+    assert rows[0]["words_cut"] == 2 and rows[1]["words_cut"] == 0
+    assert rows[0]["tags"][4:] == ["", ""] and rows[0]["probabilities"][4:] == [0.0, 0.0]
+    assert all(t in ("O", "B-PER") for t in rows[0]["tags"][:4])
+
+
+@pytest.mark.parametrize("pad_to, lengths", [("longest", {3, 17}), ("max", {32})])
+def test_pad_to_decides_every_batch_length_in_fit_and_predict(pad_to, lengths):
+    # Defect 9: pad_to="max" had no effect in fit/predict on strings (XLA retraces per length).
+    model = _classifier(labels=["neg", "pos"], pad_to=pad_to)
+    seen = []
+    forward = model.inference_function()
+
+    def spy(inputs):
+        seen.append(int(inputs["token_ids"].shape[1]))
+        return forward(inputs)
+
+    object.__setattr__(model, "_inference_function", spy)
+    texts = ["good", "the movie was very good and the plot was fine and good and fine fine"]
+    model.predict(texts, batch_size=1)
+    assert set(seen) == lengths  # "longest": each batch its own longest row
+
+    trained = []
+    original = model.train_step
+
+    def recording_step(data):
+        trained.append(data[0]["token_ids"].shape[1])
+        return original(data)
+
+    model.train_step = recording_step
+    model.fit(texts, ["pos", "neg"], batch_size=1, epochs=1, verbose=0)
+    # "max": one static shape for the traced step; "longest": the length varies (None).
+    assert set(trained) == ({32} if pad_to == "max" else {None})
