@@ -11,7 +11,8 @@ without a gain. Everything lands in `folder` (`seed-N/`):
   `state.json` (the dev history and the best so far) and `record.json`; only
   the newest is kept, and it is published (synced, renamed) before the older
   one is deleted, so a run killed at any point resumes from its last epoch;
-- `best.weights.h5` and `best.json`: the best epoch so far;
+- `best.weights.h5` and `best.json`: the best epoch so far, written after the
+  epoch's checkpoint (a run killed in between writes them from it on resume);
 - `result.json`, written last: the best epoch's scores on every split.
 
 A re-run finds `result.json` and reuses it, or the newest `epoch-E/` that
@@ -46,7 +47,7 @@ from electra_tf.io.durable import (
 from electra_tf.pretraining.checkpoint import checkpoint_object, first_nonfinite_weight
 from electra_tf.tasks.optimizer import finetuning_optimizer
 
-__all__ = ["EpochSelection", "train_seed", "read_json", "better"]
+__all__ = ["EpochSelection", "train_seed", "read_json", "better", "write_best"]
 
 _EPOCH = re.compile(r"^epoch-(\d+)$")
 
@@ -105,26 +106,24 @@ class EpochSelection(keras.callbacks.Callback):
         self.state["history"].append(entry)
         best = self.state.get("best")
         metric = self.job.main_metric
-        if better(scores[metric], best[metric] if best else None):
+        improved = better(scores[metric], best[metric] if best else None)
+        if improved:
             self.state["best"] = entry
-            self._write_best(entry)
         since = entry["epoch"] - self.state["best"]["epoch"] if self.state.get("best") else 0
         stop = bool(self.patience) and since >= self.patience
         self.state["stopped"] = stop
+        # The checkpoint first: it holds this epoch's weights and the state that names the
+        # best epoch, so a kill before `best.weights.h5` is written loses nothing
+        # (`_resume` writes them from it).
         self._write_epoch(entry["epoch"])
+        if improved:
+            write_best(self.model, self.folder, entry)
         if self.log:
             shown = ", ".join(f"{k} {v:.4f}" for k, v in scores.items())
             mark = " (best)" if since == 0 else ""
             self.log(f"epoch {entry['epoch']}: loss {entry['loss']:.4f}, dev {shown}{mark}")
         if stop:
             self.model.stop_training = True
-
-    def _write_best(self, entry: dict) -> None:
-        scratch = self.folder / ".best-scratch.weights.h5"
-        self.model.save_weights(scratch)
-        fsync_path(scratch)
-        os.replace(scratch, self.folder / "best.weights.h5")
-        write_atomic(self.folder / "best.json", json.dumps(entry, indent=2) + "\n")
 
     def _write_epoch(self, epoch: int) -> None:
         final = self.folder / f"epoch-{epoch:04d}"
@@ -143,6 +142,25 @@ class EpochSelection(keras.callbacks.Callback):
                 remove_folder(older)
 
 
+def write_best(model, folder: Path, entry: dict) -> None:
+    """`best.weights.h5` (the model's weights now) and `best.json` (`entry`), each published
+    whole: the weights under a scratch name, synced, then renamed."""
+    scratch = folder / ".best-scratch.weights.h5"
+    model.save_weights(scratch)
+    fsync_path(scratch)
+    os.replace(scratch, folder / "best.weights.h5")
+    write_atomic(folder / "best.json", json.dumps(entry, indent=2) + "\n")
+
+
+def _best_written(folder: Path, best: dict | None) -> bool:
+    recorded = read_json(folder / "best.json")
+    return best is None or (
+        (folder / "best.weights.h5").exists()
+        and recorded is not None
+        and recorded.get("epoch") == best["epoch"]
+    )
+
+
 def _resume(model, folder: Path, log) -> tuple[int, dict]:
     """(epochs done, state) from the newest epoch checkpoint that verifies; (0, fresh) if none."""
     for epoch, child in reversed(_epoch_folders(folder)):
@@ -150,6 +168,9 @@ def _resume(model, folder: Path, log) -> tuple[int, dict]:
         if reason is None:
             state = json.loads((child / "state.json").read_text())
             checkpoint_object(model).read(str(child / "ckpt")).assert_existing_objects_matched()
+            if not _best_written(folder, state.get("best")):
+                # Killed between this checkpoint and the best weights it names (this epoch's).
+                write_best(model, folder, state["best"])
             if log:
                 log(f"resuming after epoch {epoch} ({child})")
             return epoch, state

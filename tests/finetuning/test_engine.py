@@ -166,3 +166,55 @@ def test_a_corrupt_epoch_checkpoint_is_moved_aside_and_the_seed_starts_over(tmp_
     assert folder.with_name("epoch-0001.corrupt").is_dir()
     assert report["runs"][0]["epochs_run"] == 2
     assert FinetuneConfig().patience == 0
+
+
+def _driver(tmp_path, run, point="none", seed=0, epoch=0):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    driver = Path(__file__).with_name("kill_driver.py")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    args = [sys.executable, str(driver), str(tmp_path), run, point, str(seed), str(epoch)]
+    return subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
+
+
+def _finished(tmp_path, run):
+    results = json.loads((tmp_path / run / "results.json").read_text())
+    model, _ = load_finetuned(tmp_path / run)
+    scores = [{k: r[k] for k in ("seed", "best_epoch", "history", "dev")} for r in results["runs"]]
+    return results["kept"], scores, [w.numpy() for w in model.weights]
+
+
+def test_kill_9_of_the_kept_seed_resumes_to_the_uninterrupted_run(tmp_path):
+    """A real SIGKILL of the seed that ends up kept, mid-epoch, while its epoch checkpoint is
+    written, and between that checkpoint and its best weights; each resumed run equals the
+    uninterrupted one in weights, best epoch and every score."""
+    _files(tmp_path)
+    done = _driver(tmp_path, "whole")
+    assert done.returncode == 0, done.stderr[-2000:]
+    kept, scores, weights = _finished(tmp_path, "whole")
+    seed = kept["seed"]
+    # Kill in the kept seed's best epoch, so the kill lands where the kept model is made.
+    epoch = next(s["best_epoch"] for s in scores if s["seed"] == seed)
+    for point in ("mid-epoch", "checkpoint", "before-best"):
+        run = f"killed-{point}"
+        killed = _driver(tmp_path, run, point, seed, epoch)
+        assert killed.returncode == -9, (point, killed.stderr[-2000:])
+        assert not (tmp_path / run / "results.json").exists()
+        folder = tmp_path / run / "seeds" / f"seed-{seed}"
+        if point == "before-best":  # the checkpoint names a best epoch whose weights are not out
+            assert (folder / f"epoch-{epoch:04d}" / "record.json").exists()
+            assert read_best_epoch(folder) != epoch
+        resumed = _driver(tmp_path, run)
+        assert resumed.returncode == 0, (point, resumed.stderr[-2000:])
+        got_kept, got_scores, got_weights = _finished(tmp_path, run)
+        assert (got_kept, got_scores) == (kept, scores), point
+        for x, y in zip(weights, got_weights, strict=True):
+            np.testing.assert_array_equal(x, y, err_msg=point)
+
+
+def read_best_epoch(folder):
+    best = engine.read_json(folder / "best.json")
+    return None if best is None else best["epoch"]
