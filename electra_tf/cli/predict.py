@@ -24,6 +24,10 @@ def add_parser(subparsers) -> None:
     )  # fmt: skip
     parser.add_argument("--input", help="a CSV/TSV/JSONL/CoNLL file to label")
     parser.add_argument("texts", nargs="*", help="texts to label (instead of --input)")
+    parser.add_argument(
+        "--text-pair", action="append", default=[], metavar="TEXT",
+        help="a pair model's second text, once per text given (in the same order)",
+    )  # fmt: skip
     parser.add_argument("--format", choices=["csv", "tsv", "jsonl", "conll"], help="--input's")
     parser.add_argument("--text-column", help="--input's text column (default: the run's)")
     parser.add_argument("--text-pair-column", help="--input's second text (default: the run's)")
@@ -43,7 +47,12 @@ def run(args) -> int:
         columns = {"text": args.text_column, "text_pair": args.text_pair_column}
         texts, pairs = read_inputs(args.input, predictor.info, args.format, columns)
     else:
-        texts, pairs = predictor.kind.inputs_from_texts(list(args.texts)), None
+        texts = predictor.kind.inputs_from_texts(list(args.texts))
+        pairs = list(args.text_pair) or None
+        if pairs is not None and len(pairs) != len(texts):
+            raise ConfigError(
+                f"Give one --text-pair per text: {len(texts)} texts, {len(pairs)} --text-pair."
+            )
     rows = predict_rows(predictor, texts, pairs, args.batch_size, progress=bool(args.output))
     if args.output:
         from electra_tf.io.durable import write_atomic
