@@ -1,7 +1,10 @@
-"""The metrics of pre-training evaluation and fine-tuning, in plain NumPy.
+"""The metrics of pre-training evaluation and fine-tuning.
 
-Accuracy, binary F1, Matthews correlation (CoLA), Pearson and Spearman
-correlation (STS-B), the exact (rank-based) ROC AUC that pre-training
+Accuracy, F1 (binary, macro, micro), subset accuracy and Matthews correlation
+(CoLA) are scikit-learn's; Pearson and Spearman correlation (STS-B) SciPy's.
+Where they differ, it is said and tested: a correlation of a constant side is
+0 (SciPy: nan), and macro F1 of multi-hot rows leaves out labels never labelled
+nor predicted (scikit-learn: counted as 0). The exact (rank-based) ROC AUC that pre-training
 evaluation reports for replaced-token detection, and SQuAD's exact match and
 F1 with the official answer normalization (lower-case, strip punctuation,
 articles and extra whitespace), the maximum over the gold answers, and SQuAD
@@ -37,94 +40,106 @@ __all__ = [
 
 
 def accuracy(labels, predictions) -> float:
+    """The share of predictions equal to the labels (scikit-learn's `accuracy_score`)."""
+    from sklearn.metrics import accuracy_score
+
     labels, predictions = np.asarray(labels), np.asarray(predictions)
-    return float(np.mean(labels == predictions)) if labels.size else 0.0
+    return float(accuracy_score(labels, predictions)) if labels.size else 0.0
 
 
 def f1_binary(labels, predictions, positive: int = 1) -> float:
-    """F1 of the positive class (GLUE's MRPC and QQP)."""
+    """F1 of the positive class (GLUE's MRPC and QQP), 0 when it is never labelled or
+    predicted (scikit-learn's `f1_score`, `zero_division=0`)."""
+    from sklearn.metrics import f1_score
+
     labels, predictions = np.asarray(labels), np.asarray(predictions)
-    tp = np.sum((predictions == positive) & (labels == positive))
-    fp = np.sum((predictions == positive) & (labels != positive))
-    fn = np.sum((predictions != positive) & (labels == positive))
-    return float(2 * tp / (2 * tp + fp + fn)) if tp else 0.0
+    return float(f1_score(labels == positive, predictions == positive, zero_division=0))
 
 
 def macro_f1(labels, predictions) -> float:
     """Unweighted mean over classes of each class's F1 (class ids, or multi-hot rows).
 
-    A class that is neither in the labels nor predicted is left out of the mean.
+    scikit-learn's `f1_score(average="macro")`, over the classes that occur among the labels
+    or the predictions: a label column of multi-hot rows that is never labelled nor
+    predicted is left out of the mean (scikit-learn alone would count it as 0, which makes
+    the score depend on how many unused labels a task declares).
     """
+    from sklearn.metrics import f1_score
+
     labels, predictions = np.asarray(labels), np.asarray(predictions)
-    if labels.ndim == 2:  # multi-hot: one binary F1 per column
-        columns = [
-            (labels[:, j], predictions[:, j])
-            for j in range(labels.shape[1])
-            if labels[:, j].any() or predictions[:, j].any()
-        ]
-        scores = [f1_binary(y.astype(int), p.astype(int)) for y, p in columns]
-    else:
-        classes = np.union1d(labels, predictions)
-        scores = [f1_binary(labels == c, predictions == c, positive=True) for c in classes]
-    return float(np.mean(scores)) if scores else 0.0
+    if labels.ndim == 2:
+        used = np.flatnonzero(labels.astype(bool).any(0) | predictions.astype(bool).any(0))
+        if not len(used):
+            return 0.0
+        return float(
+            f1_score(
+                labels.astype(int), predictions.astype(int), labels=used, average="macro",
+                zero_division=0,
+            )
+        )  # fmt: skip
+    if not labels.size:
+        return 0.0
+    return float(f1_score(labels, predictions, average="macro", zero_division=0))
 
 
 def micro_f1(labels, predictions) -> float:
-    """F1 over every (row, label) decision of multi-hot rows (micro-averaged)."""
-    labels = np.asarray(labels).astype(bool)
-    predictions = np.asarray(predictions).astype(bool)
-    tp = np.sum(labels & predictions)
-    denominator = 2 * tp + np.sum(predictions & ~labels) + np.sum(labels & ~predictions)
-    return float(2 * tp / denominator) if tp else 0.0
+    """F1 over every (row, label) decision of multi-hot rows (scikit-learn's micro F1)."""
+    from sklearn.metrics import f1_score
+
+    labels = np.asarray(labels).astype(int)
+    predictions = np.asarray(predictions).astype(int)
+    if not labels.size:
+        return 0.0
+    return float(f1_score(labels, predictions, average="micro", zero_division=0))
 
 
 def exact_match(labels, predictions) -> float:
-    """The share of rows whose whole label set is predicted exactly (subset accuracy)."""
-    labels, predictions = np.asarray(labels).astype(bool), np.asarray(predictions).astype(bool)
-    return float(np.mean(np.all(labels == predictions, axis=-1))) if len(labels) else 0.0
+    """The share of rows whose whole label set is predicted exactly (subset accuracy:
+    scikit-learn's `accuracy_score` on multi-hot rows)."""
+    from sklearn.metrics import accuracy_score
+
+    labels, predictions = np.asarray(labels).astype(int), np.asarray(predictions).astype(int)
+    return float(accuracy_score(labels, predictions)) if len(labels) else 0.0
 
 
 def matthews_corrcoef(labels, predictions) -> float:
-    """Matthews correlation of binary labels; 0 when undefined (a constant row or column)."""
-    labels, predictions = np.asarray(labels).astype(int), np.asarray(predictions).astype(int)
-    tp = float(np.sum((predictions == 1) & (labels == 1)))
-    tn = float(np.sum((predictions == 0) & (labels == 0)))
-    fp = float(np.sum((predictions == 1) & (labels == 0)))
-    fn = float(np.sum((predictions == 0) & (labels == 1)))
-    denominator = np.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
-    return float((tp * tn - fp * fn) / denominator) if denominator else 0.0
+    """Matthews correlation (CoLA); 0 when undefined (scikit-learn's `matthews_corrcoef`)."""
+    from sklearn.metrics import matthews_corrcoef as mcc
+
+    return float(mcc(np.asarray(labels).astype(int), np.asarray(predictions).astype(int)))
 
 
 def pearson(x, y) -> float:
-    x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
-    x, y = x - x.mean(), y - y.mean()
-    denominator = np.sqrt((x * x).sum() * (y * y).sum())
-    return float((x * y).sum() / denominator) if denominator else 0.0
-
-
-def _ranks(values) -> np.ndarray:
-    """Ranks starting at 1, ties sharing their average rank."""
-    values = np.asarray(values, np.float64)
-    order = np.argsort(values, kind="mergesort")
-    ranks = np.empty(len(values))
-    sorted_values = values[order]
-    start = 0
-    while start < len(values):
-        end = start
-        while end + 1 < len(values) and sorted_values[end + 1] == sorted_values[start]:
-            end += 1
-        ranks[order[start : end + 1]] = (start + end) / 2.0 + 1.0
-        start = end + 1
-    return ranks
+    """Pearson's correlation (SciPy's `pearsonr`); 0 where SciPy's is undefined (nan: a
+    constant side), so a dev score that chooses epochs is always a number."""
+    return _correlation("pearsonr", x, y)
 
 
 def spearman(x, y) -> float:
-    """Spearman's rank correlation (Pearson of average ranks)."""
-    return pearson(_ranks(x), _ranks(y))
+    """Spearman's rank correlation, ties at their average rank (SciPy's `spearmanr`); 0
+    where SciPy's is undefined (a constant side)."""
+    return _correlation("spearmanr", x, y)
+
+
+def _correlation(name: str, x, y) -> float:
+    import scipy.stats
+
+    x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+    if len(x) < 2 or np.all(x == x[0]) or np.all(y == y[0]):
+        return 0.0
+    return float(getattr(scipy.stats, name)(x, y)[0])
+
+
+def _ranks(values) -> np.ndarray:
+    """Ranks starting at 1, ties sharing their average rank (SciPy's `rankdata`)."""
+    import scipy.stats
+
+    return scipy.stats.rankdata(np.asarray(values, np.float64))
 
 
 def roc_auc(labels, scores) -> float:
-    """Exact area under the ROC curve (Mann-Whitney U over average ranks; ties count half).
+    """Exact area under the ROC curve (Mann-Whitney U over average ranks; ties count half),
+    as scikit-learn's `roc_auc_score`; nan when one class is absent (scikit-learn raises).
 
     >>> roc_auc([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
     0.75

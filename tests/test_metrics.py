@@ -74,3 +74,32 @@ def test_entity_scores_equal_seqeval_on_random_tag_sequences():
         assert ours["f1"] == pytest.approx(f1_score(gold, predicted))
         assert ours["precision"] == pytest.approx(precision_score(gold, predicted))
         assert ours["recall"] == pytest.approx(recall_score(gold, predicted))
+
+
+def test_equal_to_scikit_learn_and_scipy_except_where_documented():
+    import scipy.stats
+    import sklearn.metrics as sk
+
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        y, p = rng.integers(0, 3, 40), rng.integers(0, 3, 40)
+        assert metrics.accuracy(y, p) == sk.accuracy_score(y, p)
+        assert metrics.macro_f1(y, p) == pytest.approx(sk.f1_score(y, p, average="macro"))
+        b, q = y == 1, p == 1
+        assert metrics.f1_binary(b, q, True) == pytest.approx(sk.f1_score(b, q))
+        assert metrics.matthews_corrcoef(b, q) == pytest.approx(sk.matthews_corrcoef(b, q))
+        x, z = rng.normal(size=30), rng.integers(0, 5, 30)  # ties in z
+        assert metrics.pearson(x, z) == pytest.approx(scipy.stats.pearsonr(x, z)[0])
+        assert metrics.spearman(x, z) == pytest.approx(scipy.stats.spearmanr(x, z)[0])
+        scores = np.resize(x, 40)
+        assert metrics.roc_auc(b, scores) == pytest.approx(sk.roc_auc_score(b, scores))
+        hot, pred = rng.integers(0, 2, (25, 4)), rng.integers(0, 2, (25, 4))
+        assert metrics.micro_f1(hot, pred) == pytest.approx(sk.f1_score(hot, pred, average="micro"))
+        assert metrics.exact_match(hot, pred) == sk.accuracy_score(hot, pred)
+    # The documented differences: a constant side correlates 0 (SciPy: nan), and a label
+    # never labelled nor predicted stays out of multi-hot macro F1 (scikit-learn: a 0).
+    assert metrics.pearson([1, 1, 1], [1, 2, 3]) == 0.0
+    assert metrics.spearman([1, 2, 3], [5, 5, 5]) == 0.0
+    hot = np.array([[1, 0, 0], [0, 1, 0]])
+    assert metrics.macro_f1(hot, hot) == 1.0
+    assert sk.f1_score(hot, hot, average="macro", zero_division=0) == pytest.approx(2 / 3)
