@@ -76,3 +76,28 @@ def test_the_table_ends_with_the_fine_tuned_rows_and_the_served_answers():
     assert "| all-MiniLM-L6-v2, released (epoch 2) | 0.8400 | 0.8300 | 3.1 |" in lines
     assert "- Dull. -> negative (0.91)" in lines
     assert _finetuned_lines({}) == []
+
+
+def test_the_demo_serves_the_classifier_better_on_dev_whatever_test_says():
+    from electra_tf.demo import _finetuned_lines, served_choice
+
+    results = {
+        "released": {"dev_accuracy": 0.843, "test_accuracy": 0.8305},
+        "adapted": {"dev_accuracy": 0.829, "test_accuracy": 0.8333},
+    }
+    assert served_choice(results) == ("released", "best dev accuracy (0.8430 against 0.8290)")
+    results["adapted"]["dev_accuracy"] = 0.85
+    assert served_choice(results)[0] == "adapted"
+    tied = {"released": {"dev_accuracy": 0.8}, "adapted": {"dev_accuracy": 0.8}}
+    assert served_choice(tied)[0] == "released"
+    report = {
+        "finetuned": {
+            "released": {"dev_accuracy": 0.843, "test_accuracy": 0.83, "epoch": 1, "minutes": 3.0}
+        },
+        "finetune_settings": {"epochs": 1, "seed": 1},
+        "classifier_export": "serving/movie_reviews/1",
+        "served_model": {"encoder": "released", "chosen_by": "best dev accuracy (0.8430)"},
+        "served": [],
+    }
+    assert any("(the released encoder's: best dev accuracy (0.8430))" in line
+               for line in _finetuned_lines(report))  # fmt: skip
