@@ -25,7 +25,13 @@ from electra_tf.config import ConfigError
 from electra_tf.io.durable import os_reason, publishing, verify_record, write_record
 from electra_tf.tasks.initialization import FINETUNED_MARKER, FINETUNED_MODEL
 
-__all__ = ["write_model_folder", "load_finetuned", "model_folder_of", "read_model_info"]
+__all__ = [
+    "write_model_folder",
+    "load_finetuned",
+    "model_folder_of",
+    "read_model_info",
+    "without_optimizer",
+]
 
 
 def write_model_folder(model, folder, info: dict) -> Path:
@@ -36,7 +42,7 @@ def write_model_folder(model, folder, info: dict) -> Path:
     folder = Path(folder)
     try:
         with publishing(folder) as scratch:
-            model.save(scratch / FINETUNED_MODEL)
+            without_optimizer(model).save(scratch / FINETUNED_MODEL)
             vocabulary = info.get("vocabulary_tokens")
             if vocabulary is None and getattr(model, "preprocessor", None) is not None:
                 vocabulary = model.preprocessor.vocabulary
@@ -51,6 +57,22 @@ def write_model_folder(model, folder, info: dict) -> Path:
             "choose a writable --output-dir."
         ) from None
     return folder
+
+
+def without_optimizer(model):
+    """`model`, or a twin with its weights and no optimizer when it has one: the kept model
+    needs no optimizer state (the resume checkpoints hold it), which was two thirds of its
+    file (Adam's two moments per weight)."""
+    if getattr(model, "optimizer", None) is None:
+        return model
+    twin = model.__class__.from_config(model.get_config())
+    if getattr(model, "preprocessor", None) is not None:  # its vocabulary is an asset
+        twin.preprocessor.set_vocabulary(model.preprocessor.vocabulary)
+    twin.build()
+    if len(twin.weights) != len(model.weights):
+        return model  # a model that builds differently: saved as it is
+    twin.set_weights(model.get_weights())
+    return twin
 
 
 def model_folder_of(path) -> Path:

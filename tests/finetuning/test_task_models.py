@@ -138,3 +138,26 @@ def test_pad_to_decides_every_batch_length_in_fit_and_predict(pad_to, lengths):
     model.fit(texts, ["pos", "neg"], batch_size=1, epochs=1, verbose=0)
     # "max": one static shape for the traced step; "longest": the length varies (None).
     assert set(trained) == ({32} if pad_to == "max" else {None})
+
+
+def test_the_kept_model_folder_holds_no_optimizer_state(tmp_path):
+    # Issue 39, case 9: model.keras carried the optimizer's moments (180 of 271 MB).
+    import zipfile
+
+    import h5py
+
+    from electra_tf.tasks.model_folder import load_finetuned, write_model_folder
+
+    texts, labels = _reviews(32, 4)
+    model = _classifier(labels=["neg", "pos"])
+    model.fit(texts, labels, epochs=1, batch_size=16, verbose=0)
+    info = {"kind": "classification", "labels": ["neg", "pos"]}
+    write_model_folder(model, tmp_path / "model", info)
+    with zipfile.ZipFile(tmp_path / "model" / "model.keras") as archive:
+        archive.extract("model.weights.h5", tmp_path)
+    with h5py.File(tmp_path / "model.weights.h5") as weights:
+        names = []
+        weights.visit(names.append)
+    assert not [n for n in names if n.startswith("optimizer")], names[:5]
+    loaded, _ = load_finetuned(tmp_path / "model")
+    np.testing.assert_allclose(loaded.predict(texts), model.predict(texts), atol=1e-6)
