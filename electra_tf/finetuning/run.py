@@ -33,6 +33,7 @@ from electra_tf.io.durable import write_atomic
 from electra_tf.tasks.config import FinetuneConfig, load_finetune_recipe
 from electra_tf.tasks.initialization import Initialization, load_initialization
 from electra_tf.tasks.model_folder import read_model_info, write_model_folder
+from electra_tf.tasks.optimizer import depth_rates
 from electra_tf.tasks.registry import get_kind
 
 __all__ = [
@@ -274,6 +275,13 @@ def finetune(
     request = {"task": task.name, "init": init.source, "config": settings, **(request or {})}
     _check_request(folder, request)
     log = (lambda line: progress(f"[finetune] {task.name} {line}")) if progress else None
+    if log:
+        rates = depth_rates(
+            init.encoder_config["num_layers"], config.layerwise_decay,
+            config.layerwise_decay_reference,
+        )  # fmt: skip
+        log(f"learning rate {config.learning_rate:g}, layer-wise decay "
+            f"{config.layerwise_decay:g}: {rates}")  # fmt: skip
     info = _model_info(task, init, config, request)
     runs, best, kept_model = _train_seeds(job, init, config, folder, info, log)
     report = {

@@ -20,6 +20,7 @@ __all__ = [
     "LayerwiseAdamW",
     "finetuning_optimizer",
     "finetuning_schedule",
+    "depth_rates",
 ]
 
 
@@ -39,6 +40,18 @@ def layer_depths(model, reference: bool = False) -> tuple[dict[int, int], int]:
     for variable in model.trainable_variables:
         depths.setdefault(id(variable), top)
     return depths, top
+
+
+def depth_rates(num_layers: int, decay: float, reference: bool = False) -> str:
+    """Each depth's learning-rate multiplier, as one line for the run's log.
+
+    >>> depth_rates(2, 0.8)
+    'embeddings 0.51x, layer 1 0.64x, layer 2 0.8x, head 1x'
+    """
+    top = num_layers + (2 if reference else 1)
+    parts = [f"embeddings {decay**top:.2g}x"]
+    parts += [f"layer {i} {decay ** (top - i):.2g}x" for i in range(1, num_layers + 1)]
+    return ", ".join([*parts, "head 1x"])
 
 
 def layerwise_multipliers(model, decay: float, reference: bool = False) -> dict[int, float]:
