@@ -5,6 +5,7 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
+from test_text_classifier import TOKENS, _encoder, _reviews
 
 from electra_tf.data.batching import batch_dataset
 from electra_tf.tasks.optimizer import LayerwiseAdamW
@@ -12,7 +13,6 @@ from electra_tf.tasks.text_classifier import ElectraTextClassifier
 from electra_tf.tasks.text_classifier_preprocessor import ElectraTextClassifierPreprocessor
 from electra_tf.tasks.token_classifier import ElectraTokenClassifier
 from electra_tf.tasks.token_classifier_preprocessor import ElectraTokenClassifierPreprocessor
-from tests.finetuning.test_text_classifier import TOKENS, _encoder, _reviews
 
 
 def _classifier(pad_to="longest", sequence_length=32, **kwargs):
