@@ -122,6 +122,21 @@ class Kind:
     def rows(self) -> int:
         return len(self.examples["train"])
 
+    def fit_rows(self, model, x, y, config, seed: int, initial_epoch: int, callbacks) -> None:
+        """The Keras task model's `fit` on training inputs `x` and targets `y` with the run's
+        batch size, epochs, seed and length grouping (the engine's callbacks score dev)."""
+        model.fit(
+            x,
+            y,
+            batch_size=config.batch_size,
+            epochs=config.epochs,
+            initial_epoch=initial_epoch,
+            seed=seed,
+            group_by_length=config.group_by_length,
+            callbacks=callbacks,
+            verbose=0,
+        )
+
     def splits(self) -> list[str]:
         """The evaluation splits that have labels to score."""
         return [

@@ -71,17 +71,8 @@ class TextKind(Kind):
         return [e.text_a for e in rows]
 
     def fit(self, model, config, seed: int, initial_epoch: int, callbacks) -> None:
-        model.fit(
-            self.texts("train"),
-            [e.label for e in self.examples["train"]],
-            batch_size=config.batch_size,
-            epochs=config.epochs,
-            initial_epoch=initial_epoch,
-            seed=seed,
-            group_by_length=config.group_by_length,
-            callbacks=callbacks,
-            verbose=0,
-        )
+        labels = [e.label for e in self.examples["train"]]
+        self.fit_rows(model, self.texts("train"), labels, config, seed, initial_epoch, callbacks)
 
     def outputs(self, model, split: str):
         return model.predict(self.texts(split), batch_size=self.eval_batch_size)

@@ -57,17 +57,8 @@ class Tagging(Kind):
 
     def fit(self, model, config, seed: int, initial_epoch: int, callbacks) -> None:
         train = self.examples["train"]
-        model.fit(
-            [list(s.words) for s in train],
-            [list(s.label) for s in train],
-            batch_size=config.batch_size,
-            epochs=config.epochs,
-            initial_epoch=initial_epoch,
-            seed=seed,
-            group_by_length=config.group_by_length,
-            callbacks=callbacks,
-            verbose=0,
-        )
+        words, tags = [list(s.words) for s in train], [list(s.label) for s in train]
+        self.fit_rows(model, words, tags, config, seed, initial_epoch, callbacks)
 
     def _rows(self, model, split: str) -> list[dict]:
         words = [list(s.words) for s in self.examples[split]]
