@@ -204,6 +204,17 @@ def _write_predictions(job, folder: Path, model, log) -> dict:
     return written
 
 
+def _log_rates(log, init: Initialization, config) -> None:
+    """One line: the peak learning rate and each depth's share of it (layer-wise decay)."""
+    if log:
+        rates = depth_rates(
+            init.encoder_config["num_layers"], config.layerwise_decay,
+            config.layerwise_decay_reference,
+        )  # fmt: skip
+        log(f"learning rate {config.learning_rate:g}, layer-wise decay "
+            f"{config.layerwise_decay:g}: {rates}")  # fmt: skip
+
+
 def _model_info(task: Task, init: Initialization, config, request: dict) -> dict:
     """What the kept model folder records besides its seed and metrics."""
     return {
@@ -275,13 +286,7 @@ def finetune(
     request = {"task": task.name, "init": init.source, "config": settings, **(request or {})}
     _check_request(folder, request)
     log = (lambda line: progress(f"[finetune] {task.name} {line}")) if progress else None
-    if log:
-        rates = depth_rates(
-            init.encoder_config["num_layers"], config.layerwise_decay,
-            config.layerwise_decay_reference,
-        )  # fmt: skip
-        log(f"learning rate {config.learning_rate:g}, layer-wise decay "
-            f"{config.layerwise_decay:g}: {rates}")  # fmt: skip
+    _log_rates(log, init, config)
     info = _model_info(task, init, config, request)
     runs, best, kept_model = _train_seeds(job, init, config, folder, info, log)
     report = {

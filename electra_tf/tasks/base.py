@@ -32,9 +32,32 @@ from electra_tf.data.batching import batch_dataset, ordered_batches, pad_batch, 
 from electra_tf.tasks.config import FinetuneConfig
 from electra_tf.tasks.optimizer import finetuning_optimizer, finetuning_schedule
 
-__all__ = ["TaskModel", "INPUT_NAMES", "inference_function", "dataset_steps"]
+__all__ = [
+    "TaskModel",
+    "INPUT_NAMES",
+    "inference_function",
+    "dataset_steps",
+    "encoder_and_preprocessor",
+]
 
 INPUT_NAMES = ("token_ids", "padding_mask", "segment_ids")
+
+
+def encoder_and_preprocessor(
+    init, preprocessor_class, *, dropout: float, sequence_length: int, pad_to: str = "longest"
+):
+    """A fresh copy of `init`'s encoder and a `preprocessor_class` of its vocabulary and
+    casing, at most `sequence_length` long (and no longer than the encoder's positions)."""
+    from electra_tf.data.vocabulary import read_vocabulary
+
+    encoder = init.build_encoder(dropout=dropout)
+    preprocessor = preprocessor_class(
+        read_vocabulary(init.vocab_file),
+        lower_case=init.lower_case,
+        sequence_length=min(int(sequence_length), encoder.max_sequence_length),
+        pad_to=pad_to,
+    )
+    return encoder, preprocessor
 
 
 def dataset_steps(dataset, steps_per_epoch) -> int:

@@ -5,8 +5,7 @@ from __future__ import annotations
 import keras
 import numpy as np
 
-from electra_tf.data.vocabulary import read_vocabulary
-from electra_tf.tasks.base import TaskModel
+from electra_tf.tasks.base import TaskModel, encoder_and_preprocessor
 from electra_tf.tasks.classifier import ElectraClassifier
 from electra_tf.tasks.registry import get_kind
 from electra_tf.tasks.text_classifier_preprocessor import ElectraTextClassifierPreprocessor
@@ -110,14 +109,10 @@ class ElectraTextClassifier(TaskModel, ElectraClassifier):
 
         if labels is None and num_classes:
             labels = [str(i) for i in range(num_classes)]
-        init = load_initialization(str(source), vocab_file)
-        encoder = init.build_encoder(dropout=dropout)
-        preprocessor = ElectraTextClassifierPreprocessor(
-            read_vocabulary(init.vocab_file),
-            lower_case=init.lower_case,
-            sequence_length=min(int(sequence_length), encoder.max_sequence_length),
-            pad_to=pad_to,
-        )
+        encoder, preprocessor = encoder_and_preprocessor(
+            load_initialization(str(source), vocab_file), ElectraTextClassifierPreprocessor,
+            dropout=dropout, sequence_length=sequence_length, pad_to=pad_to,
+        )  # fmt: skip
         model = cls(encoder, labels=labels, kind=kind, preprocessor=preprocessor, dropout=dropout)
         model.build()
         return model

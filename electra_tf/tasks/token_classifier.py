@@ -5,8 +5,7 @@ from __future__ import annotations
 import keras
 import numpy as np
 
-from electra_tf.data.vocabulary import read_vocabulary
-from electra_tf.tasks.base import INPUT_NAMES, TaskModel
+from electra_tf.tasks.base import INPUT_NAMES, TaskModel, encoder_and_preprocessor
 from electra_tf.tasks.token_classifier_preprocessor import (
     IGNORED,
     ElectraTokenClassifierPreprocessor,
@@ -86,14 +85,10 @@ class ElectraTokenClassifier(TaskModel, keras.Model):
         """A new tagger on the encoder of SOURCE (anything `--init` accepts)."""
         from electra_tf.tasks.initialization import load_initialization
 
-        init = load_initialization(str(source), vocab_file)
-        encoder = init.build_encoder(dropout=dropout)
-        preprocessor = ElectraTokenClassifierPreprocessor(
-            read_vocabulary(init.vocab_file),
-            lower_case=init.lower_case,
-            sequence_length=min(int(sequence_length), encoder.max_sequence_length),
-            pad_to=pad_to,
-        )
+        encoder, preprocessor = encoder_and_preprocessor(
+            load_initialization(str(source), vocab_file), ElectraTokenClassifierPreprocessor,
+            dropout=dropout, sequence_length=sequence_length, pad_to=pad_to,
+        )  # fmt: skip
         model = cls(encoder, labels, preprocessor, dropout)
         model.build()
         return model

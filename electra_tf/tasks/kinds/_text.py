@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 import electra_tf.metrics as metric_functions
-from electra_tf.data.vocabulary import read_vocabulary
+from electra_tf.tasks.base import encoder_and_preprocessor as task_parts
 from electra_tf.tasks.kind import Kind
 from electra_tf.tasks.text_classifier import ElectraTextClassifier
 from electra_tf.tasks.text_classifier_preprocessor import ElectraTextClassifierPreprocessor
@@ -30,15 +30,11 @@ METRICS = {
 
 
 def encoder_and_preprocessor(init, config, preprocessor_class):
-    """A fresh copy of `init`'s encoder and a preprocessor of its vocabulary and casing."""
-    encoder = init.build_encoder(dropout=config.dropout)
-    preprocessor = preprocessor_class(
-        read_vocabulary(init.vocab_file),
-        lower_case=init.lower_case,
-        sequence_length=min(config.max_seq_length, encoder.max_sequence_length),
-        pad_to=config.pad_to,
-    )
-    return encoder, preprocessor
+    """`init`'s encoder and a `preprocessor_class` at the run's dropout, length and padding."""
+    return task_parts(
+        init, preprocessor_class, dropout=config.dropout,
+        sequence_length=config.max_seq_length, pad_to=config.pad_to,
+    )  # fmt: skip
 
 
 class TextKind(Kind):
