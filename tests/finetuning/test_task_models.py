@@ -161,3 +161,24 @@ def test_the_kept_model_folder_holds_no_optimizer_state(tmp_path):
     assert not [n for n in names if n.startswith("optimizer")], names[:5]
     loaded, _ = load_finetuned(tmp_path / "model")
     np.testing.assert_allclose(loaded.predict(texts), model.predict(texts), atol=1e-6)
+
+
+def test_from_source_builds_the_encoder_and_a_preprocessor_of_its_vocabulary(tmp_path):
+    from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
+
+    tokens = [*SPECIAL_TOKENS, "good", "bad", "ada"]
+    vocab = str(write_vocabulary(tokens, tmp_path / "vocab.txt"))
+    text = ElectraTextClassifier.from_source(
+        "scratch:tiny", labels=["n", "p"], sequence_length=10_000, vocab_file=vocab, pad_to="max"
+    )
+    cap = text.encoder.max_sequence_length  # at most the encoder's positions
+    assert (text.preprocessor.sequence_length, text.preprocessor.pad_to) == (cap, "max")
+    assert text.preprocessor.vocabulary == tokens and text.predict(["good", "bad ada"]).shape == (
+        2,
+        2,
+    )
+    tagger = ElectraTokenClassifier.from_source(
+        "scratch:tiny", ["O", "B-PER"], sequence_length=16, vocab_file=vocab
+    )
+    assert tagger.preprocessor.sequence_length == 16 and tagger.preprocessor.pad_to == "longest"
+    assert len(tagger.predict_labels(["ada good"])[0]["tags"]) == 2
