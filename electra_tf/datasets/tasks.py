@@ -31,6 +31,11 @@ class Task:
         metrics: metric names; the first is the task's main score.
         tfds: the TFDS name and its (text_a, text_b, label) feature names.
         epochs: the paper's fine-tuning epochs.
+        source: how its files are read: "glue" (TSV files or TFDS), "movie_reviews" (the
+            snippets file and its fixed split) or "squad" (SQuAD JSON).
+        score_range: (low, high) of a scored task's gold values (STS-B: 0 to 5).
+
+    A task without label names has numeric gold scores.
     """
 
     name: str
@@ -43,10 +48,17 @@ class Task:
     metrics: tuple = ("accuracy",)
     tfds: tuple = ()
     epochs: int = 3
+    source: str = "glue"
+    score_range: tuple | None = None
+
+    @property
+    def scored(self) -> bool:
+        """Whether the gold labels are numbers (no label names)."""
+        return not self.labels
 
     @property
     def num_outputs(self) -> int:
-        return 1 if self.kind == "regression" else len(self.labels)
+        return len(self.labels) or 1
 
     @property
     def pair(self) -> bool:
@@ -90,6 +102,7 @@ TASKS = {
             metrics=("spearman", "pearson"),
             tfds=("glue/stsb", "sentence1", "sentence2", "label"),
             epochs=10,
+            score_range=(0.0, 5.0),
         ),
         Task(
             "qqp",
@@ -123,11 +136,21 @@ TASKS = {
             epochs=10,
         ),
         Task(
-            "movie_reviews", "classification", ("negative", "positive"), metrics=("accuracy", "f1")
+            "movie_reviews",
+            "classification",
+            ("negative", "positive"),
+            metrics=("accuracy", "f1"),
+            source="movie_reviews",
         ),
-        Task("movie_ratings", "regression", (), metrics=("spearman", "pearson"), epochs=3),
-        Task("squad1", "span", metrics=("exact", "f1"), epochs=2),
-        Task("squad2", "span", metrics=("exact", "f1"), epochs=2),
+        Task(
+            "movie_ratings",
+            "regression",
+            (),
+            metrics=("spearman", "pearson"),
+            source="movie_reviews",
+        ),
+        Task("squad1", "span", metrics=("exact", "f1"), epochs=2, source="squad"),
+        Task("squad2", "span", metrics=("exact", "f1"), epochs=2, source="squad"),
     )
 }
 

@@ -63,8 +63,10 @@ def write_glue_submission(task: Task, model, data_dir, out_dir) -> list[Path]:
             continue
         indices, texts, pairs = read_glue_test(task, path)
         outputs = model.predict((texts, pairs) if pairs is not None else texts, batch_size=128)
-        if task.kind == "regression":
-            predictions = [f"{v:.3f}" for v in np.clip(np.asarray(outputs).reshape(-1), 0, 5)]
+        if task.scored:
+            low, high = task.score_range or (-np.inf, np.inf)
+            values = np.clip(np.asarray(outputs).reshape(-1), low, high)
+            predictions = [f"{v:.3f}" for v in values]
         else:
             predictions = [task.labels[i] for i in np.argmax(outputs, axis=-1)]
         target = Path(out_dir) / name
