@@ -112,16 +112,37 @@ def _digest_request(request: dict) -> str:
     return hashlib.sha256(json.dumps(request, sort_keys=True).encode()).hexdigest()[:16]
 
 
+def _as_recorded(found: dict, request: dict) -> dict:
+    """`request` without the settings and columns that `found` (a run started by an older
+    version) did not record yet and that are at their defaults: an upgrade resumes."""
+    from electra_tf.datasets.files import Columns
+
+    defaults = {"config": dataclasses.asdict(FinetuneConfig()),
+                "columns": dataclasses.asdict(Columns())}  # fmt: skip
+    same = dict(request)
+    for key, default in defaults.items():
+        old, new = found.get(key), request.get(key)
+        if isinstance(old, dict) and isinstance(new, dict):
+            same[key] = {
+                k: v for k, v in new.items() if k in old or k not in default or v != default[k]
+            }
+    return same
+
+
 def _check_request(folder: Path, request: dict) -> None:
     """Writes `request.json`, or refuses a folder that holds another request's run."""
     path = folder / "request.json"
     found = read_json(path)
     if found is not None and found.get("digest") != _digest_request(request):
+        recorded = _as_recorded(found, request)
         differing = sorted(
             key
-            for key in set(found) | set(request)
-            if key != "digest" and found.get(key) != request.get(key)
+            for key in set(found) | set(recorded)
+            if key != "digest" and found.get(key) != recorded.get(key)
         )
+    else:
+        differing = []
+    if differing:
         raise ConfigError(
             f"{folder} holds a fine-tuning run of another request (its {', '.join(differing)} "
             "differ); choose another --output-dir, or delete that folder to start over."

@@ -108,6 +108,23 @@ def test_another_request_into_the_same_folder_is_refused(tmp_path):
         _run(tmp_path, "run", vocab, train, dev, "epochs=2")
 
 
+def test_a_run_recorded_before_new_settings_existed_still_resumes(tmp_path):
+    """A run folder written by an older version (its request lacks settings and columns
+    added since) resumes when they are at their defaults, and is refused when not."""
+    import json
+
+    vocab, train, dev = _files(tmp_path, n=40)
+    _run(tmp_path, "run", vocab, train, dev, "epochs=1")
+    path = tmp_path / "run" / "request.json"
+    request = json.loads(path.read_text())
+    del request["config"]["n_best"], request["columns"]["question"]
+    request["digest"] = "from-an-older-version"
+    path.write_text(json.dumps(request))
+    _run(tmp_path, "run", vocab, train, dev, "epochs=1")  # resumes: finished, nothing to do
+    with pytest.raises(ConfigError, match=r"another request \(its config differ"):
+        _run(tmp_path, "run", vocab, train, dev, "epochs=1", "n_best=5")
+
+
 class _ScriptedJob:
     main_metric, selection = "accuracy", "dev"
 
