@@ -11,6 +11,8 @@ __all__ = ["ElectraSpanExtractor"]
 
 
 def _initializer(encoder):
+    """A new initializer (Keras gives an unseeded instance's same values at every call, so
+    heads that shared one started equal: the start and end scorers were the same layer)."""
     return keras.initializers.TruncatedNormal(stddev=encoder.initializer_range)
 
 
@@ -47,26 +49,27 @@ class ElectraSpanExtractor(keras.Model):
         self.encoder = encoder
         self.joint_end = joint_end
         self.beam_size = beam_size
-        init = _initializer(encoder)
         self.start_dense = keras.layers.Dense(
-            1, kernel_initializer=init, name="task_specific_start"
+            1, kernel_initializer=_initializer(encoder), name="task_specific_start"
         )
         if joint_end:
             self.end_hidden = keras.layers.Dense(
                 encoder.hidden_dim,
                 activation="gelu",
-                kernel_initializer=init,
+                kernel_initializer=_initializer(encoder),
                 name="task_specific_end_hidden",
             )
-        self.end_dense = keras.layers.Dense(1, kernel_initializer=init, name="task_specific_end")
+        self.end_dense = keras.layers.Dense(
+            1, kernel_initializer=_initializer(encoder), name="task_specific_end"
+        )
         self.answer_hidden = keras.layers.Dense(
             encoder.hidden_dim,
             activation="gelu",
-            kernel_initializer=init,
+            kernel_initializer=_initializer(encoder),
             name="task_specific_answer_hidden",
         )
         self.answer_dense = keras.layers.Dense(
-            1, kernel_initializer=init, name="task_specific_answerable"
+            1, kernel_initializer=_initializer(encoder), name="task_specific_answerable"
         )
 
     def build(self, input_shape=None):
