@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from electra_tf.cli.common import add_overrides, print_json
+from electra_tf.tasks.config import add_flags, flag_assignments
 from electra_tf.tasks.registry import module_kind_names
 
 __all__ = ["add_parser"]
@@ -34,18 +35,25 @@ def add_parser(subparsers) -> None:
     )
     parser.add_argument("--task", help=TASK_HELP)
     own = parser.add_argument_group("your own files (instead of --task)")
-    own.add_argument("--train", help="training file (.csv, .tsv, .jsonl, or CoNLL .conll)")
+    own.add_argument(
+        "--train", help="training file (.csv, .tsv, .jsonl, CoNLL .conll, or SQuAD .json)"
+    )
     own.add_argument("--dev", help="dev file: chooses the epoch and the kept seed")
     own.add_argument("--test", help="test file: scored once if labelled, else only predicted")
     own.add_argument("--text-column", default="text", help="the text column (default text)")
     own.add_argument("--text-pair-column", help="the second text of pair tasks")
     own.add_argument("--label-column", default="label", help="the label column (default label)")
     own.add_argument("--format", choices=["csv", "tsv", "jsonl", "conll"], help="file format")
+    for name, default, what in QA_COLUMNS:
+        own.add_argument(
+            f"--{name}-column", default=default, help=f"question answering: {what} ({default})"
+        )
     own.add_argument(
         "--kind",
         help=f"one of the registered kinds ({', '.join(module_kind_names())}; span is "
         "for --task squad1/2); default: inferred (lists of labels: multi_label; numbers not "
-        "all integers: regression; CoNLL files: tagging; else classification)",
+        "all integers: regression; CoNLL files: tagging; SQuAD JSON files: "
+        "question_answering; else classification)",
     )
     own.add_argument("--regression", action="store_true", help="same as --kind regression")
     own.add_argument("--labels", help="label names in class-id order, comma-separated")
@@ -62,19 +70,23 @@ def add_parser(subparsers) -> None:
     add_overrides(
         parser, "override a fine-tuning setting, e.g. --set learning_rate=1e-4", "KEY=VALUE"
     )
-    parser.add_argument("--seeds", type=int, help="fine-tunings from the same initialization")
-    parser.add_argument("--epochs", type=int, help="epochs (default: the task's)")
-    parser.add_argument("--patience", type=int, help="stop after N epochs without a dev gain")
+    add_flags(parser.add_argument_group("settings (FinetuneConfig; also --set KEY=VALUE)"))
     parser.add_argument(
         "--output-dir", help="the run folder (default runs/finetune-TASK); holds the kept model"
     )
     parser.set_defaults(handler=run)
 
 
+QA_COLUMNS = (
+    ("question", "question", "the question column"),
+    ("context", "context", "the passage column"),
+    ("answer", "answers", "the answer column (text, list or SQuAD's dict; empty: none)"),
+    ("answer-start", "answer_start", "the answer's character offset (else its first place)"),
+)
+
+
 def _overrides(args) -> list[str]:
-    extra = [f"{name}={value}" for name in ("seeds", "epochs", "patience")
-             if (value := getattr(args, name)) is not None]  # fmt: skip
-    return [*args.overrides, *extra]
+    return [*args.overrides, *flag_assignments(args)]
 
 
 def run(args) -> int:
@@ -115,6 +127,10 @@ def run(args) -> int:
                 args.label_column,
                 args.format,
                 args.label_delimiter,
+                args.question_column,
+                args.context_column,
+                args.answer_column,
+                args.answer_start_column,
             ),
             kind="regression" if args.regression else args.kind,
             labels=args.labels.split(",") if args.labels else None,

@@ -28,9 +28,19 @@ def add_parser(subparsers) -> None:
         "--text-pair", action="append", default=[], metavar="TEXT",
         help="a pair model's second text, once per text given (in the same order)",
     )  # fmt: skip
+    parser.add_argument(
+        "--question", action="append", default=[], metavar="TEXT",
+        help="a question for a question answerer (with --context, once each)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--context", action="append", default=[], metavar="TEXT",
+        help="the passage that answers the --question of the same position",
+    )  # fmt: skip
     parser.add_argument("--format", choices=["csv", "tsv", "jsonl", "conll"], help="--input's")
     parser.add_argument("--text-column", help="--input's text column (default: the run's)")
     parser.add_argument("--text-pair-column", help="--input's second text (default: the run's)")
+    parser.add_argument("--question-column", help="--input's questions (default: the run's)")
+    parser.add_argument("--context-column", help="--input's passages (default: the run's)")
     parser.add_argument("--output", help="write the JSON lines here (default: standard output)")
     parser.add_argument("--batch-size", type=int, default=32, help="examples per call (32)")
     parser.set_defaults(handler=run)
@@ -40,18 +50,26 @@ def run(args) -> int:
     from electra_tf.config import ConfigError
     from electra_tf.finetuning.predict import open_predictor, predict_rows, read_inputs
 
+    if args.question or args.context:  # a question answerer's texts and their pairs
+        if args.texts or args.text_pair:
+            raise ConfigError("Give --question/--context, or texts with --text-pair, not both.")
+        args.texts, args.text_pair = list(args.question), list(args.context)
     if bool(args.input) == bool(args.texts):
         raise ConfigError("Give either --input FILE or texts to label, not both.")
     predictor = open_predictor(args.model)
     if args.input:
-        columns = {"text": args.text_column, "text_pair": args.text_pair_column}
+        columns = {
+            "text": args.text_column, "text_pair": args.text_pair_column,
+            "question": args.question_column, "context": args.context_column,
+        }  # fmt: skip
         texts, pairs = read_inputs(args.input, predictor.info, args.format, columns)
     else:
         texts = predictor.kind.inputs_from_texts(list(args.texts))
         pairs = list(args.text_pair) or None
         if pairs is not None and len(pairs) != len(texts):
             raise ConfigError(
-                f"Give one --text-pair per text: {len(texts)} texts, {len(pairs)} --text-pair."
+                f"Give one --text-pair (or --context) per text: {len(texts)} texts, "
+                f"{len(pairs)} pairs."
             )
     rows = predict_rows(predictor, texts, pairs, args.batch_size, progress=bool(args.output))
     if args.output:

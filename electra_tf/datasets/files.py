@@ -31,6 +31,7 @@ from electra_tf.datasets.readers import Example, ReadReport, utf8_text
 __all__ = [
     "Columns",
     "read_table",
+    "read_records",
     "table_format",
     "EXTENSIONS",
 ]
@@ -58,6 +59,10 @@ class Columns:
         label: the label column (a test file may lack it: then nothing is scored).
         format: "csv", "tsv", "jsonl" or "conll"; None: from the file's extension.
         label_delimiter: splits a CSV/TSV label cell into several labels (multi-label).
+        question, context, answer, answer_start: question answering's columns: the question,
+            the passage, the answer text (a string, a list of accepted answers, or SQuAD's
+            `{"text": [...], "answer_start": [...]}`; empty: unanswerable) and its character
+            offset in the context (optional: the first occurrence otherwise).
     """
 
     text: str = "text"
@@ -65,6 +70,10 @@ class Columns:
     label: str = "label"
     format: str | None = None
     label_delimiter: str | None = None
+    question: str = "question"
+    context: str = "context"
+    answer: str = "answers"
+    answer_start: str = "answer_start"
 
 
 def table_format(path, declared: str | None = None) -> str:
@@ -141,7 +150,8 @@ def _table_records(path, text: str, kind: str, wanted: list, report: ReadReport)
     if absent:
         raise ConfigError(
             f"{path} has no column {absent[0]!r} (its columns: {', '.join(header)}); pass "
-            "--text-column, --text-pair-column or --label-column with one of them."
+            "--text-column, --text-pair-column or --label-column (question answering: "
+            "--question-column, --context-column, --answer-column) with one of them."
         )
     for number, row in enumerate(reader, 2):
         if not any(cell.strip() for cell in row):
@@ -175,6 +185,32 @@ def _example(path: Path, number: int, record: dict, columns: Columns, report, ne
     return Example(text_a, text_b, label, f"{path.name}:{number}")
 
 
+def _table_text(path, columns: Columns) -> tuple[str, str]:
+    """(format, text) of a CSV/TSV/JSONL file that exists, is not empty and looks like it."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"{path} does not exist.")
+    kind = table_format(path, columns.format)
+    if kind == "conll":
+        raise ConfigError(f"{path} is a CoNLL file; tagging reads it (--kind tagging).")
+    text = utf8_text(path).removeprefix("\ufeff")
+    if not text.strip():
+        raise ConfigError(f"{path} is empty.")
+    _check_content(path, text, kind)
+    return kind, text
+
+
+def read_records(path, columns: Columns, wanted: list) -> tuple[list, ReadReport]:
+    """((row number, {field: value}) of each row, report) of a CSV/TSV/JSONL file whose
+    header (CSV/TSV) must hold the `wanted` columns; malformed rows are skipped and counted."""
+    path = Path(path)
+    kind, text = _table_text(path, columns)
+    report = ReadReport()
+    if kind == "jsonl":
+        return list(_json_records(text, report)), report
+    return list(_table_records(path, text, kind, wanted, report)), report
+
+
 def read_table(path, columns: Columns, needs_labels: bool = True) -> tuple[list, ReadReport]:
     """The `Example`s of one CSV/TSV/JSONL file, and what was skipped.
 
@@ -189,15 +225,7 @@ def read_table(path, columns: Columns, needs_labels: bool = True) -> tuple[list,
         or a number; None when the file has no label column).
     """
     path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"{path} does not exist.")
-    kind = table_format(path, columns.format)
-    if kind == "conll":
-        raise ConfigError(f"{path} is a CoNLL file; tagging reads it (--kind tagging).")
-    text = utf8_text(path).removeprefix("\ufeff")
-    if not text.strip():
-        raise ConfigError(f"{path} is empty.")
-    _check_content(path, text, kind)
+    kind, text = _table_text(path, columns)
     report = ReadReport()
     wanted = [c for c in (columns.text, columns.text_pair) if c]
     if kind == "jsonl":

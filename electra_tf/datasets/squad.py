@@ -31,12 +31,18 @@ from electra_tf.config import ConfigError
 
 __all__ = [
     "SquadExample",
+    "squad_example",
     "read_squad",
     "SquadFeatures",
     "make_features",
     "best_spans",
+    "answer_details",
+    "with_threshold",
+    "best_threshold",
     "predict_answers",
 ]
+
+_STRIPPED = string.whitespace + ".,;:!?\"'()[]{}"
 
 
 @dataclasses.dataclass
@@ -64,6 +70,31 @@ def _split_words(context: str):
     return words, offsets
 
 
+def squad_example(qid, question: str, context: str, answers=(), answer_start=None):
+    """A `SquadExample` of strings, and None or why its training answer cannot be used.
+
+    `answers` are the gold texts (none: unanswerable). The first is the training answer:
+    it starts at character `answer_start` of the context, or, when that is None, at its
+    first occurrence. An answer that is not at its offset (or not in the context) keeps the
+    question for scoring, without a training span.
+    """
+    words, offsets = _split_words(context)
+    answers = [str(a) for a in answers]
+    example = SquadExample(str(qid), question.strip(), words, offsets, context, answers)
+    if not answers:
+        return example, None
+    text = answers[0]
+    begin = context.find(text) if answer_start is None else int(answer_start)
+    if begin < 0 or not text.strip() or context[begin : begin + len(text)] != text:
+        return example, "answers_not_in_context"
+    starts = [s for s, _ in offsets]
+    end_char = begin + len(text.rstrip()) - 1
+    begin += len(text) - len(text.lstrip())
+    example.start_word = int(np.searchsorted(starts, begin, side="right") - 1)
+    example.end_word = int(np.searchsorted(starts, end_char, side="right") - 1)
+    return example, None
+
+
 def read_squad(path, version_2: bool | None = None, report: collections.Counter | None = None):
     """Examples of a SQuAD JSON file (1.1 or 2.0).
 
@@ -74,30 +105,24 @@ def read_squad(path, version_2: bool | None = None, report: collections.Counter 
     report = report if report is not None else collections.Counter()
     try:
         data = json.loads(path.read_text(encoding="utf-8"))["data"]
-    except (OSError, ValueError, KeyError) as error:
+    except (OSError, ValueError, KeyError, TypeError) as error:
         raise ConfigError(f"{path} is not a SQuAD JSON file ({error}).") from None
     examples = []
     for article in data:
         for paragraph in article.get("paragraphs", []):
-            context = paragraph["context"]
-            words, offsets = _split_words(context)
-            starts = [s for s, _ in offsets]
             for qa in paragraph.get("qas", []):
                 impossible = bool(qa.get("is_impossible", False))
-                answers = [] if impossible else [a["text"] for a in qa.get("answers", [])]
-                example = SquadExample(
-                    qa["id"], qa["question"].strip(), words, offsets, context, answers
+                given = [] if impossible else qa.get("answers", [])
+                example, problem = squad_example(
+                    qa["id"],
+                    qa["question"],
+                    paragraph["context"],
+                    [a["text"] for a in given],
+                    given[0]["answer_start"] if given else None,
                 )
-                if answers:
-                    first = qa["answers"][0]
-                    begin, text = int(first["answer_start"]), first["text"]
-                    if context[begin : begin + len(text)] != text:
-                        report["answers_not_in_context"] += 1
-                        report[f"skipped:{qa['id']}"] += 1
-                    else:
-                        end_char = begin + len(text) - 1
-                        example.start_word = int(np.searchsorted(starts, begin, side="right") - 1)
-                        example.end_word = int(np.searchsorted(starts, end_char, side="right") - 1)
+                if problem:
+                    report[problem] += 1
+                    report[f"skipped:{qa['id']}"] += 1
                 if version_2 is False and impossible:
                     report["impossible_in_v1"] += 1
                     continue
@@ -256,11 +281,116 @@ def best_spans(
     return sorted(candidates, reverse=True)
 
 
-def _answer_text(example: SquadExample, first_word: int, last_word: int) -> str:
+def _answer_span(example: SquadExample, first_word: int, last_word: int) -> tuple[str, int, int]:
+    """(text, start, end) of words `first_word..last_word` in the context, outer punctuation
+    stripped (kept when nothing else is left): `context[start:end] == text`."""
     begin = example.word_offsets[first_word][0]
     end = example.word_offsets[last_word][1]
-    text = example.context[begin:end]
-    return text.strip(string.whitespace + ".,;:!?\"'()[]{}") or text
+    b, e = begin, end
+    while b < e and example.context[b] in _STRIPPED:
+        b += 1
+    while e > b and example.context[e - 1] in _STRIPPED:
+        e -= 1
+    if b == e:
+        b, e = begin, end
+    return example.context[b:e], b, e
+
+
+def _log_softmax(logits) -> np.ndarray:
+    logits = np.asarray(logits, np.float64)
+    top = logits.max(-1, keepdims=True)
+    return logits - top - np.log(np.exp(logits - top).sum(-1, keepdims=True))
+
+
+def answer_details(
+    examples,
+    features: SquadFeatures,
+    outputs: dict,
+    version_2: bool,
+    n_best=20,
+    max_answer_length=30,
+    threshold: float = 0.0,
+) -> dict:
+    """Question id -> its answer from the model's window outputs.
+
+    Each answer is a dict: `answer` (text, "" for no answer), `start` and `end` (character
+    offsets into the context, `context[start:end] == answer`; 0 and 0 for no answer),
+    `score` (the span's start probability times its end probability in its window),
+    `no_answer` (SQuAD 2.0: the sigmoid of minus the best window's answerable logit; 0.0
+    for 1.1), and `span` (the best span's (text, start, end) even when unanswered) and
+    `answerable_logit` for choosing the threshold (`best_threshold`). Under SQuAD 2.0 a
+    question is answered when its best answerable logit is at least `threshold`.
+    """
+    by_example = collections.defaultdict(list)
+    for w, index in enumerate(features.example_index):
+        by_example[int(index)].append(w)
+    details = {}
+    for index, example in enumerate(examples):
+        best, best_answerable = None, -np.inf
+        for w in by_example.get(index, []):
+            starts = outputs["start_candidates"][w] if "start_candidates" in outputs else None
+            candidates = best_spans(
+                outputs["start_logits"][w],
+                outputs["end_logits"][w],
+                features.token_to_word[w],
+                features.max_context[w],
+                n_best,
+                max_answer_length,
+                starts,
+            )
+            best_answerable = max(best_answerable, float(outputs["answerable_logits"][w]))
+            if candidates and (best is None or candidates[0][0] > best[0]):
+                best = (candidates[0][0], w, candidates[0][1], candidates[0][2])
+        span, score = ("", 0, 0), 0.0
+        if best is not None:
+            _, w, s, e = best
+            mapping = features.token_to_word[w]
+            span = _answer_span(example, mapping[s], mapping[e])
+            end_logits = outputs["end_logits"][w]
+            if starts is not None:  # the joint head: the end row of this start
+                end_logits = end_logits[list(np.asarray(starts)).index(s)]
+            log_p = _log_softmax(outputs["start_logits"][w])[s] + _log_softmax(end_logits)[e]
+            score = float(np.exp(log_p))
+        details[example.qid] = {
+            "span": span,
+            "span_score": score,
+            "answerable_logit": float(best_answerable) if version_2 else None,
+            "no_answer": float(1.0 / (1.0 + np.exp(best_answerable))) if version_2 else 0.0,
+        }
+    return with_threshold(details, threshold)
+
+
+def with_threshold(details: dict, threshold: float) -> dict:
+    """`details` with `answer`, `start`, `end` and `score` decided at `threshold`."""
+    threshold = float(threshold)
+    for value in details.values():
+        logit = value["answerable_logit"]
+        answered = value["span"][0] != "" and (logit is None or logit >= threshold)
+        text, start, end = value["span"] if answered else ("", 0, 0)
+        value.update(answer=text, start=start, end=end, score=value["span_score"] * answered)
+    return details
+
+
+def best_threshold(details: dict, references: dict) -> tuple[float, float]:
+    """(answerable-logit threshold, F1 in percent at it) that maximises SQuAD 2.0 F1 over
+    `references` (question id -> gold texts): the official script's best-threshold search.
+    Choose it on dev; apply it, unchanged, to test."""
+    from electra_tf.metrics import squad_f1
+
+    qids = [q for q in references if q in details]
+    if not qids:
+        return 0.0, 0.0
+    empty = np.array([squad_f1("", references[q]) for q in qids])
+    spans = np.array([squad_f1(details[q]["span"][0], references[q]) for q in qids])
+    logits = np.array([details[q]["answerable_logit"] for q in qids], np.float64)
+    order = np.argsort(-logits, kind="stable")
+    gains = np.concatenate([[0.0], np.cumsum((spans - empty)[order])])
+    cut = int(np.argmax(gains))  # answer the `cut` questions of highest logit
+    if cut == 0:
+        threshold = float(logits.max()) + 1.0
+    else:
+        threshold = float(logits[order[cut - 1]])
+    return threshold, float(100.0 * (empty.sum() + gains[cut]) / len(qids))
 
 
 def predict_answers(
@@ -270,31 +400,10 @@ def predict_answers(
     version_2: bool,
     n_best=20,
     max_answer_length=30,
+    threshold: float = 0.0,
 ) -> dict:
     """Question id -> predicted text ("" for no answer) from the model's window outputs."""
-    by_example = collections.defaultdict(list)
-    for w, index in enumerate(features.example_index):
-        by_example[int(index)].append(w)
-    answers = {}
-    for index, example in enumerate(examples):
-        best, best_answerable = None, -np.inf
-        for w in by_example.get(index, []):
-            candidates = best_spans(
-                outputs["start_logits"][w],
-                outputs["end_logits"][w],
-                features.token_to_word[w],
-                features.max_context[w],
-                n_best,
-                max_answer_length,
-                outputs["start_candidates"][w] if "start_candidates" in outputs else None,
-            )
-            best_answerable = max(best_answerable, float(outputs["answerable_logits"][w]))
-            if candidates and (best is None or candidates[0][0] > best[0]):
-                best = (candidates[0][0], w, candidates[0][1], candidates[0][2])
-        if best is None or (version_2 and best_answerable < 0.0):
-            answers[example.qid] = ""
-            continue
-        _, w, s, e = best
-        mapping = features.token_to_word[w]
-        answers[example.qid] = _answer_text(example, mapping[s], mapping[e])
-    return answers
+    details = answer_details(
+        examples, features, outputs, version_2, n_best, max_answer_length, threshold
+    )
+    return {qid: value["answer"] for qid, value in details.items()}

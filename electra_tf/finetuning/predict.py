@@ -107,10 +107,7 @@ def predict_rows(predictor, texts, pairs=None, batch_size: int = 32, progress: b
         chunk = list(texts[start : start + batch_size])
         pair_chunk = None if pairs is None else list(pairs[start : start + batch_size])
         for i, row in enumerate(predictor(chunk, pair_chunk)):
-            text = chunk[i]
-            shown = {"text": " ".join(text) if isinstance(text, list) else text}
-            if pair_chunk is not None:
-                shown["text_pair"] = pair_chunk[i]
-            yield {**shown, **row}
+            pair = None if pair_chunk is None else pair_chunk[i]
+            yield {**predictor.kind.shown_inputs(chunk[i], pair), **row}
         bar.update(len(chunk))
     bar.close()

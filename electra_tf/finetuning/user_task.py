@@ -17,7 +17,7 @@ import dataclasses
 import json
 from pathlib import Path
 
-from electra_tf.datasets.files import Columns, table_format
+from electra_tf.datasets.files import Columns
 from electra_tf.datasets.tasks import Task
 from electra_tf.io.durable import digest, write_atomic
 from electra_tf.tasks.config import FinetuneConfig, load_finetune_recipe
@@ -29,9 +29,9 @@ __all__ = ["user_task", "finetune_files"]
 
 
 def _kind_of_format(path, columns: Columns) -> str | None:
-    """The kind that owns the file's format (CoNLL: tagging), if one does."""
-    fmt = table_format(path, columns.format)
-    owners = [n for n in kind_names(from_files=True) if fmt in getattr(get_kind(n), "formats", ())]
+    """The kind that owns the file's format (CoNLL: tagging; SQuAD JSON: question
+    answering), if one does."""
+    owners = [n for n in kind_names(from_files=True) if get_kind(n).recognizes(path, columns)]
     return owners[0] if owners else None
 
 
@@ -61,7 +61,7 @@ def user_task(
     owner = _kind_of_format(train, columns)
     how = None
     if kind is None and owner is not None:
-        kind, how = owner, f"inferred: {table_format(train, columns.format)} file"
+        kind, how = owner, f"inferred: the format of {Path(train).name}"
     reader = get_kind(kind) if kind is not None else get_kind("classification")
     splits, reports = {}, {}
     for split, path in (("train", train), ("dev", dev), ("test", test)):
@@ -81,7 +81,7 @@ def user_task(
         name or Path(train).stem,
         kind,
         tuple(names),
-        (columns.text, columns.text_pair, columns.label),
+        spec.task_columns(columns),
         metrics=spec.metrics,
     )
     return task, splits, reports, f"{how}; {order}"

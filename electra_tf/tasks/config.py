@@ -16,7 +16,7 @@ import json
 
 from electra_tf.config import ConfigError, parse_assignments, read_recipe_file, replace_fields
 
-__all__ = ["FinetuneConfig", "load_finetune_recipe", "size_of"]
+__all__ = ["FinetuneConfig", "load_finetune_recipe", "size_of", "add_flags", "flag_assignments"]
 
 PAPER_LEARNING_RATE = {"tiny": 1e-3, "small": 3e-4, "base": 1e-4, "large": 5e-5}
 PAPER_LAYERWISE_DECAY = {"tiny": 0.8, "small": 0.8, "base": 0.8, "large": 0.9}
@@ -29,35 +29,40 @@ def size_of(hidden_dim: int) -> str:
     return "small" if hidden_dim <= 256 else "base" if hidden_dim <= 768 else "large"
 
 
+def _field(default, help: str):
+    """A config field with its one-line help (the CLI's flag help)."""
+    return dataclasses.field(default=default, metadata={"help": help})
+
+
 @dataclasses.dataclass(frozen=True)
 class FinetuneConfig:
     """Fine-tuning settings (paper Table 7 and the reference code)."""
 
-    task: str = "sst2"
-    learning_rate: float = 0.0  # 0: the paper's rate for the encoder's size
-    batch_size: int = 32
-    epochs: int = 0  # 0: the task's epochs in the paper
-    warmup_fraction: float = 0.1  # linear warmup, then linear decay to 0
-    weight_decay: float = 0.0  # decoupled; LayerNorm and bias excluded
-    layerwise_decay: float = 0.0  # 0: the paper's (0.8; 0.9 for large); 1: off
-    layerwise_decay_reference: bool = False  # the reference code's extra level (top layer decay^2)
-    max_seq_length: int = 128
-    dropout: float = 0.1  # before the task head (and in the encoder)
-    adam_epsilon: float = 1e-6
-    clip_norm: float = 1.0
-    seed: int = 1  # first seed; the run's seeds are seed, seed + 1, ...
-    seeds: int = 1  # fine-tunings from the same initialization
-    patience: int = 0  # stop after this many epochs without a better dev score (0: never)
-    group_by_length: bool = True  # batch rows of similar length (each padded to its longest)
-    pad_to: str = "longest"  # "max": every batch at max_seq_length (XLA, TPUs: one shape)
-    max_train_examples: int = 0  # 0: all; else a random sample of that many (a quick run)
-    eval_batch_size: int = 128
-    doc_stride: int = 128  # SQuAD: window stride over long contexts
-    max_query_length: int = 64  # SQuAD: question tokens kept
-    max_answer_length: int = 30  # SQuAD: longest answer predicted, in tokens
-    n_best: int = 20  # SQuAD: candidates considered per window
-    joint_end: bool = False  # SQuAD: the reference's end-given-start head
-    beam_size: int = 20  # SQuAD joint head: starts kept
+    task: str = _field("sst2", "the task's name")
+    learning_rate: float = _field(0.0, "peak learning rate; 0: the paper's for the size")
+    batch_size: int = _field(32, "examples per step")
+    epochs: int = _field(0, "epochs; 0: the task's in the paper (3; RTE, STS-B 10; SQuAD 2)")
+    warmup_fraction: float = _field(0.1, "linear warmup share, then linear decay to 0")
+    weight_decay: float = _field(0.0, "decoupled weight decay (LayerNorm and biases excluded)")
+    layerwise_decay: float = _field(0.0, "layer-wise rate decay; 0: the paper's, 1: off")
+    layerwise_decay_reference: bool = _field(False, "the reference code's extra decay level")
+    max_seq_length: int = _field(128, "longest input in tokens (QA: window length)")
+    dropout: float = _field(0.1, "dropout in the encoder and before the head")
+    adam_epsilon: float = _field(1e-6, "Adam's epsilon")
+    clip_norm: float = _field(1.0, "global gradient-norm clip; 0: off")
+    seed: int = _field(1, "first seed; the run's seeds are seed, seed + 1, ...")
+    seeds: int = _field(1, "fine-tunings from the same initialization")
+    patience: int = _field(0, "stop after N epochs without a better dev score; 0: never")
+    group_by_length: bool = _field(True, "batch rows of similar length together")
+    pad_to: str = _field("longest", "longest (per batch) or max (one shape: XLA, TPUs)")
+    max_train_examples: int = _field(0, "train on a random N rows; 0: all")
+    eval_batch_size: int = _field(128, "examples per scoring step")
+    doc_stride: int = _field(128, "QA: window stride over long contexts (tokens)")
+    max_query_length: int = _field(64, "QA: question tokens kept")
+    max_answer_length: int = _field(30, "QA: longest answer predicted (tokens)")
+    n_best: int = _field(20, "QA: candidate starts and ends per window")
+    joint_end: bool = _field(False, "QA (--task squad*): the reference's end-given-start head")
+    beam_size: int = _field(20, "QA joint head: starts kept")
 
     def __post_init__(self):
         if self.batch_size < 1 or self.seeds < 1 or self.max_seq_length < 8:
@@ -90,3 +95,43 @@ def load_finetune_recipe(name_or_path: str) -> FinetuneConfig:
     """The fine-tuning config of a task recipe (`recipes/finetune/<name>.toml`) or a TOML file."""
     values, source = read_recipe_file(name_or_path, "finetune")
     return replace_fields(FinetuneConfig(), values, "", source)
+
+
+def _flag_type(kind):
+    if kind is bool:
+
+        def boolean(text: str) -> bool:
+            lowered = text.strip().lower()
+            if lowered not in ("true", "false", "1", "0", "yes", "no"):
+                raise ValueError(text)
+            return lowered in ("true", "1", "yes")
+
+        boolean.__name__ = "true/false"
+        return boolean
+    return kind
+
+
+def add_flags(parser, skip=("task",)) -> None:
+    """One `--name` flag per `FinetuneConfig` field (`--learning-rate 1e-4`), default unset,
+    with the field's help: the CLI's settings are the config's, nothing kept by hand."""
+    kinds = {"int": int, "float": float, "bool": bool, "str": str}
+    for field in dataclasses.fields(FinetuneConfig):
+        if field.name in skip:
+            continue
+        kind = kinds[field.type if isinstance(field.type, str) else field.type.__name__]
+        parser.add_argument(
+            "--" + field.name.replace("_", "-"),
+            dest=f"config_{field.name}",
+            type=_flag_type(kind),
+            metavar=kind.__name__.upper() if kind is not bool else "true/false",
+            help=f"{field.metadata['help']} (default {field.default})",
+        )
+
+
+def flag_assignments(args) -> list[str]:
+    """`key=value` of each `add_flags` flag given, for `FinetuneConfig.override`."""
+    return [
+        f"{field.name}={value}"
+        for field in dataclasses.fields(FinetuneConfig)
+        if (value := getattr(args, f"config_{field.name}", None)) is not None
+    ]

@@ -58,6 +58,18 @@ class Kind:
     # -- the user's files -------------------------------------------------------------------
 
     @classmethod
+    def recognizes(cls, path, columns) -> bool:
+        """Whether the file is of a format only this kind reads (CoNLL: tagging)."""
+        from electra_tf.datasets.files import table_format
+
+        return table_format(path, columns.format) in getattr(cls, "formats", ())
+
+    @classmethod
+    def task_columns(cls, columns) -> tuple:
+        """The task's (text, text pair, label) columns (a pair task has a second text)."""
+        return (columns.text, columns.text_pair, columns.label)
+
+    @classmethod
     def read(cls, path, columns, needs_labels: bool):
         """(rows, `ReadReport`) of one file."""
         from electra_tf.datasets.files import read_table
@@ -167,6 +179,14 @@ class Kind:
         return texts, pairs
 
     # -- the SavedModel ------------------------------------------------------------------------
+
+    @classmethod
+    def shown_inputs(cls, text, pair) -> dict:
+        """How a prediction row shows its input (a tagging input is a word list)."""
+        shown = {"text": " ".join(text) if isinstance(text, list) else text}
+        if pair is not None:
+            shown["text_pair"] = pair
+        return shown
 
     @classmethod
     def serving_text(cls, inputs) -> list:

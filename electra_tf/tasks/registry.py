@@ -16,11 +16,11 @@ help).
 Example:
 
 >>> sorted(kind_names())
-['classification', 'multi_label', 'regression', 'span', 'tagging']
+['classification', 'multi_label', 'question_answering', 'regression', 'span', 'tagging']
 >>> get_kind("regression").metrics
 ('spearman', 'pearson')
->>> kind_names(from_files=True)
-('classification', 'multi_label', 'regression', 'tagging')
+>>> sorted(kind_names(from_files=True))
+['classification', 'multi_label', 'question_answering', 'regression', 'tagging']
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def module_kind_names() -> tuple:
     """The kinds' names from their modules' names, without importing them.
 
     >>> module_kind_names()
-    ('classification', 'multi_label', 'regression', 'span', 'tagging')
+    ('classification', 'multi_label', 'question_answering', 'regression', 'span', 'tagging')
     """
     spec = importlib.util.find_spec("electra_tf.tasks.kinds")
     modules = pkgutil.iter_modules(spec.submodule_search_locations)

@@ -3,6 +3,7 @@
 import json
 
 import numpy as np
+import pytest
 from helpers import tiny_config, write_lines
 
 from electra_tf.cli import main
@@ -96,3 +97,26 @@ def test_bad_input_at_the_new_doors_is_one_sentence(tmp_path, capsys):
         assert main(argv) == 2, argv
         error = capsys.readouterr().err
         assert message in error and "Traceback" not in error and error.count("\n") == 1, error
+
+
+def test_finetune_flags_are_generated_from_the_config():
+    import dataclasses
+
+    from electra_tf.cli import build_parser
+    from electra_tf.cli.finetune import _overrides
+    from electra_tf.tasks.config import FinetuneConfig
+
+    parser = build_parser()
+    args = parser.parse_args(["finetune", "--init", "x", "--task", "sst2", "--learning-rate",
+        "2e-4", "--group-by-length", "false", "--pad-to", "max", "--seeds", "3",
+        "--set", "dropout=0.2"])  # fmt: skip
+    config = FinetuneConfig().override(*_overrides(args))
+    assert (config.learning_rate, config.group_by_length, config.pad_to) == (2e-4, False, "max")
+    assert (config.seeds, config.dropout, config.batch_size) == (3, 0.2, 32)  # unset: default
+    # Every field but the task's name has its flag, with the field's help.
+    text = parser._subparsers._group_actions[0].choices["finetune"].format_help()
+    for field in dataclasses.fields(FinetuneConfig):
+        if field.name != "task":
+            assert "--" + field.name.replace("_", "-") in text, field.name
+    with pytest.raises(SystemExit):
+        parser.parse_args(["finetune", "--init", "x", "--joint-end", "maybe"])

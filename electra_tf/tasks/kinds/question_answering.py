@@ -1,0 +1,255 @@
+"""Extractive question answering on the user's files: SQuAD JSON, or tables of questions.
+
+Files: SQuAD v1.1/v2.0 JSON (`{"data": [{"paragraphs": [{"context", "qas"}]}]}`), or
+CSV/TSV/JSON Lines rows with a question, a context and an answer column (`Columns`:
+`question`, `context`, `answers`, optional `answer_start`; the answer a text, a list of
+accepted texts, or SQuAD's `{"text": [...], "answer_start": [...]}`). A row without an
+answer is unanswerable and makes the task SQuAD 2.0. A training row whose answer is not at
+its offset (or, without one, not in its context) is skipped and counted with its row
+number; in dev and test files it is kept for scoring.
+
+Training is the reference's (`ElectraQuestionAnswerer`): windows with doc stride, the
+answer's first and last WordPiece, answerability under 2.0. Scores are SQuAD's official
+exact match and F1 (`electra_tf.metrics.squad_scores`); the epoch is chosen on dev F1.
+Under 2.0 the no-answer threshold is chosen on dev (`squad.best_threshold`, the official
+script's search) at each epoch and kept with the model; test is scored at it, never
+choosing it. Predictions: the answer, its character offsets in the context, its score
+and the no-answer probability.
+"""
+
+from __future__ import annotations
+
+import collections
+from pathlib import Path
+
+from electra_tf.config import ConfigError
+from electra_tf.datasets import squad
+from electra_tf.metrics import squad_scores
+from electra_tf.tasks.kind import Kind
+from electra_tf.tasks.kinds._text import encoder_and_preprocessor
+from electra_tf.tasks.question_answerer import ElectraQuestionAnswerer
+from electra_tf.tasks.question_answerer_preprocessor import ElectraQuestionAnswererPreprocessor
+from electra_tf.tasks.registry import register_kind
+
+__all__ = ["QuestionAnswering", "read_questions"]
+
+
+def _is_squad_json(path: Path) -> bool:
+    if path.suffix.lower() != ".json" or not path.is_file():
+        return False
+    with open(path, "rb") as handle:
+        head = handle.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    return head.startswith(b"{") and b'"data"' in head and b"\n{" not in head[1:]
+
+
+def _answers(value) -> tuple[list, int | None]:
+    """(accepted texts, the first one's character offset or None) of an answer cell."""
+    if value is None:
+        return [], None
+    if isinstance(value, dict):  # SQuAD / Hugging Face datasets: {"text": [...], ...}
+        texts = value.get("text") or []
+        texts = [texts] if isinstance(texts, str) else list(texts)
+        starts = value.get("answer_start")
+        starts = [starts] if isinstance(starts, int) else list(starts or [])
+        return [str(t) for t in texts if str(t)], (int(starts[0]) if starts else None)
+    if isinstance(value, list):
+        return [str(t) for t in value if str(t)], None
+    return ([str(value)] if str(value) else []), None
+
+
+def read_questions(path, columns, needs_labels: bool = True):
+    """(`SquadExample`s, `ReadReport`) of a SQuAD JSON file or a table of questions."""
+    from electra_tf.datasets.files import read_records
+    from electra_tf.datasets.readers import ReadReport
+
+    path = Path(path)
+    report = ReadReport()
+    if _is_squad_json(path):
+        counts = collections.Counter()
+        examples = squad.read_squad(path, report=counts)
+        skipped = [key.split(":", 1)[1] for key in counts if key.startswith("skipped:")]
+        if skipped and needs_labels:
+            report.skipped["answers_not_in_context"] = len(skipped)
+            report.skipped_rows["answers_not_in_context"] = skipped
+        report.read = len(examples)
+        return examples, report
+    wanted = [columns.question, columns.context]
+    records, report = read_records(path, columns, wanted)
+    examples = []
+    for number, record in records:
+        question = str(record.get(columns.question) or "").strip()
+        context = str(record.get(columns.context) or "")
+        if not question or not context.strip():
+            report.skipped["empty_text"] += 1
+            report.skipped_rows.setdefault("empty_text", []).append(number)
+            continue
+        answers, start = _answers(record.get(columns.answer))
+        if start is None and record.get(columns.answer_start) not in (None, ""):
+            try:
+                start = int(float(record[columns.answer_start]))
+            except (TypeError, ValueError):
+                raise ConfigError(
+                    f"{path}, row {number}: {columns.answer_start} "
+                    f"{record[columns.answer_start]!r} is not a character offset."
+                ) from None
+        qid = str(record.get("id", f"{path.name}:{number}"))
+        example, problem = squad.squad_example(qid, question, context, answers, start)
+        if problem:
+            report.skipped[problem] += 1
+            report.skipped_rows.setdefault(problem, []).append(number)
+        examples.append(example)
+    if not examples:
+        raise ConfigError(f"{path} holds no usable questions.")
+    report.read = len(examples)
+    return examples, report
+
+
+@register_kind
+class QuestionAnswering(Kind):
+    """Answers as spans of the context with `ElectraQuestionAnswerer` (see the module
+    docstring).
+
+    >>> QuestionAnswering.shown_inputs("Who?", "Ada.")
+    {'question': 'Who?', 'context': 'Ada.'}
+    """
+
+    name = "question_answering"
+    metrics = ("f1", "exact")
+    named_labels = False
+    servable = False
+
+    def __init__(self, task, splits: dict):
+        super().__init__(task, splits)
+        # A training answer that cannot be placed trains nothing: drop it from train only.
+        if "train" in splits:
+            self.examples = {
+                **splits,
+                "train": [e for e in splits["train"] if not e.answers or e.start_word >= 0],
+            }
+        self.version_2 = any(not e.answers for rows in splits.values() for e in rows)
+        self.eval_batch_size = 128
+        self._windows = {}
+
+    # -- the user's files ----------------------------------------------------------------------
+
+    @classmethod
+    def recognizes(cls, path, columns) -> bool:
+        return _is_squad_json(Path(path))
+
+    @classmethod
+    def read(cls, path, columns, needs_labels: bool):
+        return read_questions(path, columns, needs_labels)
+
+    @classmethod
+    def label_names(cls, rows: list, given=None) -> tuple[list, str]:
+        if given:
+            raise ConfigError("Question answering has no label names; drop --labels.")
+        return [], "answers are spans of the context"
+
+    @classmethod
+    def check_labels(cls, split: str, rows: list, labels: list) -> None:
+        return None
+
+    @classmethod
+    def prepare(cls, rows: list) -> list:
+        return rows
+
+    @classmethod
+    def task_columns(cls, columns) -> tuple:
+        return (columns.question, columns.context, columns.answer)
+
+    # -- the engine's job ----------------------------------------------------------------------
+
+    def build(self, init, config) -> ElectraQuestionAnswerer:
+        self.eval_batch_size = config.eval_batch_size
+        encoder, preprocessor = encoder_and_preprocessor(
+            init, config, ElectraQuestionAnswererPreprocessor
+        )
+        preprocessor.doc_stride = config.doc_stride
+        preprocessor.max_query_length = config.max_query_length
+        model = ElectraQuestionAnswerer(
+            encoder, preprocessor, version_2=self.version_2, n_best=config.n_best,
+            max_answer_length=config.max_answer_length, dropout=config.dropout,
+        )  # fmt: skip
+        model.build()
+        self._windows.clear()
+        self.windows(model, "train")  # the engine's steps count training windows
+        return model
+
+    def compile_arguments(self, model) -> dict:
+        return {"loss": model.default_loss(), "loss_weights": model.default_loss_weights()}
+
+    def windows(self, model, split: str):
+        if split not in self._windows:
+            self._windows[split] = model.preprocessor.windows(self.examples[split])
+        return self._windows[split]
+
+    def rows(self) -> int:
+        """Training windows (known once `build` has made the preprocessor)."""
+        return len(self._windows["train"].start_positions)
+
+    def fit(self, model, config, seed: int, initial_epoch: int, callbacks) -> None:
+        windows = self.windows(model, "train")
+        model.fit_packed(
+            windows.inputs, model.targets(windows), batch_size=config.batch_size,
+            epochs=config.epochs, initial_epoch=initial_epoch, seed=seed,
+            group_by_length=config.group_by_length, callbacks=callbacks, verbose=0,
+        )  # fmt: skip
+
+    def splits(self) -> list[str]:
+        return [n for n, rows in self.examples.items() if n != "train" and rows]
+
+    def _details(self, model, split: str) -> dict:
+        from electra_tf.tasks.question_answerer import window_outputs
+
+        windows = self.windows(model, split)
+        outputs = window_outputs(model, windows.inputs, self.eval_batch_size)
+        return squad.answer_details(
+            self.examples[split], windows, outputs, model.version_2, model.n_best,
+            model.max_answer_length, float(model.threshold.numpy()),
+        )  # fmt: skip
+
+    def score(self, model, split: str) -> dict:
+        details = self._details(model, split)
+        references = {e.qid: e.answers for e in self.examples[split]}
+        if model.version_2 and split == self.selection:
+            # Dev chooses the threshold; the weights kept with it carry it to test.
+            threshold, _ = squad.best_threshold(details, references)
+            model.threshold.assign(threshold)
+            details = squad.with_threshold(details, threshold)
+        answers = {qid: value["answer"] for qid, value in details.items()}
+        scores = squad_scores(answers, references)
+        if model.version_2:
+            scores["threshold"] = float(model.threshold.numpy())
+        return scores
+
+    def predictions(self, model, split: str) -> list[dict]:
+        details = self._details(model, split)
+        rows = []
+        for example in self.examples[split]:
+            value = details[example.qid]
+            row = {"id": example.qid, "question": example.question}
+            row.update({k: value[k] for k in ("answer", "start", "end", "score", "no_answer")})
+            row["gold"] = list(example.answers)
+            rows.append(row)
+        return rows
+
+    # -- prediction ----------------------------------------------------------------------------
+
+    @classmethod
+    def read_inputs(cls, path, columns, format: str | None = None):
+        from electra_tf.datasets.files import Columns
+
+        known = {k: v for k, v in columns.items() if k in Columns.__dataclass_fields__ and v}
+        examples, _ = read_questions(path, Columns(**{**known, "format": format}), False)
+        return [e.question for e in examples], [e.context for e in examples]
+
+    @classmethod
+    def predict(cls, model, texts, pairs=None, batch_size: int = 32) -> list[dict]:
+        if pairs is None:
+            raise ConfigError("A question answerer needs a context for every question.")
+        return model.predict_answers(texts, pairs, batch_size=batch_size)
+
+    @classmethod
+    def shown_inputs(cls, text, pair) -> dict:
+        return {"question": text, "context": pair}

@@ -1,0 +1,217 @@
+"""`ElectraQuestionAnswerer`: extractive question answering on raw questions and contexts."""
+
+from __future__ import annotations
+
+import keras
+import numpy as np
+
+from electra_tf.data.batching import ordered_batches, pad_batch, row_lengths
+from electra_tf.datasets import squad
+from electra_tf.tasks.base import INPUT_NAMES, TaskModel, encoder_and_preprocessor
+from electra_tf.tasks.question_answerer_preprocessor import (
+    ElectraQuestionAnswererPreprocessor,
+    as_examples,
+)
+from electra_tf.tasks.span_extractor import ElectraSpanExtractor
+
+__all__ = ["ElectraQuestionAnswerer", "window_outputs"]
+
+
+def window_outputs(model, inputs: dict, batch_size: int, multiple: int = 1) -> dict:
+    """The span model's outputs over `[W, S]` windows, in length-sorted batches, back in
+    window order; start and end logits padded to `S` with -10000."""
+    lengths = row_lengths(inputs["padding_mask"])
+    width = inputs["token_ids"].shape[1]
+    forward = model.inference_function() if hasattr(model, "inference_function") else None
+    if forward is None:
+        from electra_tf.tasks.base import inference_function
+
+        forward = inference_function(model)
+    collected = {}
+    for index in ordered_batches(lengths, batch_size):
+        batch = pad_batch({k: inputs[k] for k in INPUT_NAMES}, index, lengths, multiple)
+        batch = {k: v.astype(np.int32) for k, v in batch.items()}
+        for name, value in forward(batch).items():
+            value = np.asarray(value)
+            if name in ("start_logits", "end_logits"):
+                pad = [(0, 0)] * (value.ndim - 1) + [(0, width - value.shape[-1])]
+                value = np.pad(value, pad, constant_values=-10000.0)
+            collected.setdefault(name, [None] * len(lengths))
+            for row, i in enumerate(index):
+                collected[name][i] = value[row]
+    return {name: np.stack(values) for name, values in collected.items()}
+
+
+@keras.saving.register_keras_serializable(package="electra_tf")
+class ElectraQuestionAnswerer(TaskModel, ElectraSpanExtractor):
+    """ELECTRA's encoder with start/end heads and an answerability head, on raw strings.
+
+    `fit((questions, contexts), answers)` trains on windows of the contexts (the
+    reference's recipe: the answer's first and last WordPiece in the window that holds it,
+    [CLS] elsewhere, cross-entropy on start and end, and under SQuAD 2.0 a sigmoid
+    cross-entropy on whether the window holds the answer). `predict_answers(questions,
+    contexts)` returns each question's answer text and its character offsets in the
+    context.
+
+    Args:
+        encoder: an `ElectraEncoder`.
+        preprocessor: an `ElectraQuestionAnswererPreprocessor`, or None for id inputs only.
+        version_2: SQuAD 2.0: some questions have no answer (trains the answerability head
+            and lets `predict_answers` answer "").
+        threshold: the answerability logit from which a 2.0 question is answered (choose it
+            on dev: `electra_tf.datasets.squad.best_threshold`); a non-trainable variable,
+            so the weights saved with the best epoch carry the threshold chosen with them.
+        n_best, max_answer_length: the candidate starts/ends per window, the longest answer
+            (tokens).
+
+    Example:
+
+    >>> from electra_tf.models.encoder import ElectraEncoder
+    >>> tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "where", "ada", "lives",
+    ...     "in", "rome"]
+    >>> encoder = ElectraEncoder(vocabulary_size=10, num_layers=1, hidden_dim=8,
+    ...     embedding_dim=8, num_heads=2, intermediate_dim=16, max_sequence_length=16)
+    >>> reader = ElectraQuestionAnswerer(encoder,
+    ...     ElectraQuestionAnswererPreprocessor(tokens, sequence_length=16))
+    >>> row = reader.predict_answers(["Where?"], ["Ada lives in Rome."])[0]
+    >>> "Ada lives in Rome."[row["start"]:row["end"]] == row["answer"]
+    True
+    """
+
+    def __init__(
+        self,
+        encoder,
+        preprocessor=None,
+        version_2: bool = False,
+        threshold: float = 0.0,
+        n_best: int = 20,
+        max_answer_length: int = 30,
+        dropout: float = 0.1,
+        name="electra_question_answerer",
+        **kwargs,
+    ):
+        super().__init__(encoder, joint_end=False, name=name, **kwargs)
+        self.preprocessor = preprocessor
+        self.version_2 = bool(version_2)
+        self.threshold = keras.Variable(
+            float(threshold), trainable=False, dtype="float32", name="answer_threshold"
+        )
+        self.n_best = int(n_best)
+        self.max_answer_length = int(max_answer_length)
+        self.dropout_rate = dropout
+        self.kind = "question_answering"
+
+    @classmethod
+    def from_source(
+        cls, source: str, sequence_length: int = 384, doc_stride: int = 128,
+        max_query_length: int = 64, version_2: bool = False, dropout: float = 0.1,
+        vocab_file=None, pad_to: str = "longest",
+    ) -> ElectraQuestionAnswerer:  # fmt: skip
+        """A new question answerer on the encoder of SOURCE (anything `--init` accepts)."""
+        from electra_tf.tasks.initialization import load_initialization
+
+        encoder, preprocessor = encoder_and_preprocessor(
+            load_initialization(str(source), vocab_file), ElectraQuestionAnswererPreprocessor,
+            dropout=dropout, sequence_length=sequence_length, pad_to=pad_to,
+        )  # fmt: skip
+        preprocessor.doc_stride = int(doc_stride)
+        preprocessor.max_query_length = int(max_query_length)
+        model = cls(encoder, preprocessor, version_2=version_2, dropout=dropout)
+        model.build()
+        return model
+
+    def default_loss(self) -> dict:
+        """Cross-entropy on the start and on the end, sigmoid cross-entropy on answerability."""
+        sparse = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        return {
+            "start_logits": sparse,
+            "end_logits": sparse,
+            "answerable_logits": keras.losses.BinaryCrossentropy(from_logits=True),
+        }
+
+    def default_loss_weights(self) -> dict:
+        """Half the start and end losses each (the reference's mean), answerability for 2.0."""
+        return {
+            "start_logits": 0.5,
+            "end_logits": 0.5,
+            "answerable_logits": 1.0 if self.version_2 else 0.0,
+        }
+
+    def compile(self, optimizer="auto", loss="auto", metrics="auto", **kwargs):
+        """`TaskModel.compile`, with `default_loss_weights` when the loss is "auto"."""
+        if isinstance(loss, str) and loss == "auto":
+            kwargs.setdefault("loss_weights", self.default_loss_weights())
+        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
+
+    @staticmethod
+    def targets(windows: squad.SquadFeatures) -> dict:
+        """The training targets of windows (start, end, answerable)."""
+        return {
+            "start_logits": windows.start_positions,
+            "end_logits": windows.end_positions,
+            "answerable_logits": windows.answerable,
+        }
+
+    def fit(self, x=None, y=None, batch_size: int = 32, epochs: int = 1, seed: int | None = None,
+            group_by_length: bool = True, answer_starts=None, **kwargs):  # fmt: skip
+        """`keras.Model.fit` on `x = (questions, contexts)` and `y` = answers (a text, a
+        list of accepted texts, or "" for none), each answer at `answer_starts[i]` (default:
+        its first occurrence); or on a `tf.data.Dataset` of (window inputs, `targets`)."""
+        import tensorflow as tf
+
+        if isinstance(x, tf.data.Dataset):
+            return self.fit_dataset(x, epochs=epochs, **kwargs)
+        questions, contexts = x
+        examples, problems = as_examples(questions, contexts, y, answer_starts)
+        if problems:
+            row, problem = next(iter(problems.items()))
+            raise ValueError(
+                f"Answer {row} ({y[row]!r}) is not in its context at the given offset "
+                f"({problem}); fix the row or drop it ({len(problems)} such rows)."
+            )
+        unanswerable = any(not e.answers for e in examples)
+        if unanswerable and not self.version_2:
+            if self.compiled:
+                raise ValueError(
+                    "Some questions have no answer but this model was compiled for SQuAD 1.1; "
+                    "make it with version_2=True."
+                )
+            self.version_2 = True
+        windows = self.preprocessor.windows(examples)
+        return self.fit_packed(
+            windows.inputs, self.targets(windows), batch_size=batch_size, epochs=epochs,
+            seed=seed, group_by_length=group_by_length, **kwargs,
+        )  # fmt: skip
+
+    def answer_details(self, examples, batch_size: int = 32) -> dict:
+        """`electra_tf.datasets.squad.answer_details` of `SquadExample`s at this model's
+        threshold (question id -> answer, offsets, score, no_answer, best span)."""
+        windows = self.preprocessor.windows(examples)
+        outputs = window_outputs(self, windows.inputs, batch_size, self.packed_batch_multiple())
+        return squad.answer_details(
+            examples, windows, outputs, self.version_2, self.n_best, self.max_answer_length,
+            float(self.threshold.numpy()),
+        )  # fmt: skip
+
+    def predict_answers(self, questions, contexts, batch_size: int = 32) -> list[dict]:
+        """Per question: `answer` ("" for none), `start` and `end` (character offsets in its
+        context: `context[start:end] == answer`), `score` and `no_answer` (2.0)."""
+        examples, _ = as_examples(questions, contexts)
+        details = self.answer_details(examples, batch_size)
+        keys = ("answer", "start", "end", "score", "no_answer")
+        return [{k: details[e.qid][k] for k in keys} for e in examples]
+
+    def get_config(self):
+        return {
+            "name": self.name,
+            **self.parts_config(),
+            "version_2": self.version_2,
+            "threshold": float(self.threshold.numpy()),
+            "n_best": self.n_best,
+            "max_answer_length": self.max_answer_length,
+            "dropout": self.dropout_rate,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        return TaskModel.from_config.__func__(cls, config)

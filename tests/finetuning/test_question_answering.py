@@ -1,0 +1,282 @@
+"""Extractive question answering as a kind: answers and offsets, the threshold, files, the
+Keras `ElectraQuestionAnswerer`, and the run from files to `predict`."""
+
+import contextlib
+import io
+import json
+import math
+
+import keras
+import numpy as np
+import pytest
+from helpers import scratch_init
+
+from electra_tf.config import ConfigError
+from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
+from electra_tf.datasets import squad
+from electra_tf.datasets.files import Columns
+from electra_tf.metrics import squad_f1
+from electra_tf.tasks.kinds.question_answering import read_questions
+
+WORDS = "where does ada bob live lives in rome paris who the food was good what".split()
+
+
+def _features(example, words_at):
+    """One window whose positions 1.. hold the context's words (position -> word index)."""
+    return squad.SquadFeatures(
+        {}, None, None, None, np.array([0]), [words_at], [{p: True for p in words_at}]
+    )
+
+
+def test_answer_offsets_score_and_no_answer_worked_example():
+    context = "Ada lives in (Rome). Bob too"
+    example, problem = squad.squad_example("q", "where?", context, ["Rome"], None)
+    assert problem is None and example.words[3] == "(Rome)."
+    assert (example.start_word, example.end_word) == (3, 3)
+    words_at = {1: 0, 2: 1, 3: 2, 4: 3, 5: 4}
+    start = np.array([0.0, 0.0, 0.0, 1.0, 3.0, 0.0])
+    end = np.array([0.0, 0.0, 0.0, 0.0, 2.0, 1.0])
+    outputs = {"start_logits": start[None], "end_logits": end[None],
+               "answerable_logits": np.array([0.5])}  # fmt: skip
+    details = squad.answer_details([example], _features(example, words_at), outputs, True)
+    got = details["q"]
+    assert got["answer"] == "Rome" and context[got["start"] : got["end"]] == "Rome"
+    assert (got["start"], got["end"]) == (14, 18)  # "(Rome)." stripped to Rome
+    p_start = math.exp(3.0) / np.exp(start).sum()
+    p_end = math.exp(2.0) / np.exp(end).sum()
+    assert got["score"] == pytest.approx(p_start * p_end, rel=1e-9)
+    assert got["no_answer"] == pytest.approx(1 / (1 + math.exp(0.5)))
+    # Above the threshold nothing is answered: "" at offsets 0, 0, score 0.
+    unanswered = squad.with_threshold(details, 0.6)["q"]
+    assert (unanswered["answer"], unanswered["start"], unanswered["end"]) == ("", 0, 0)
+    assert unanswered["score"] == 0.0 and unanswered["span"][0] == "Rome"
+
+
+def test_best_threshold_equals_a_brute_force_search():
+    rng = np.random.default_rng(0)
+    details, references = {}, {}
+    for i in range(40):
+        gold = [] if i % 3 == 0 else [str(rng.choice(["rome", "paris", "ada bob"]))]
+        span = str(rng.choice(["rome", "paris", "ada", "bob"]))
+        details[str(i)] = {"span": (span, 0, len(span)), "span_score": 0.5,
+                           "answerable_logit": float(rng.normal()), "no_answer": 0.5}  # fmt: skip
+        references[str(i)] = gold
+
+    def f1_at(t):
+        return 100 * np.mean([
+            squad_f1(v["span"][0] if v["answerable_logit"] >= t else "", references[q])
+            for q, v in details.items()
+        ])  # fmt: skip
+
+    threshold, f1 = squad.best_threshold(details, references)
+    logits = sorted(v["answerable_logit"] for v in details.values())
+    best = max(f1_at(t) for t in [*logits, logits[-1] + 1])
+    assert f1 == pytest.approx(best) and f1_at(threshold) == pytest.approx(best)
+
+
+def test_answers_not_at_their_offset_are_reported():
+    context = "ada lives in rome"
+    _, problem = squad.squad_example("a", "q", context, ["rome"], 13)
+    assert problem is None
+    _, problem = squad.squad_example("b", "q", context, ["rome"], 3)
+    assert problem == "answers_not_in_context"
+    _, problem = squad.squad_example("c", "q", context, ["paris"], None)
+    assert problem == "answers_not_in_context"
+    example, problem = squad.squad_example("d", "q", context, [], None)
+    assert problem is None and example.answers == [] and example.start_word == -1
+
+
+def test_read_questions_from_tables_and_squad_json(tmp_path):
+    rows = [
+        {"question": "where", "context": "ada lives in rome", "answers": "rome"},
+        {"question": "who", "context": "ada lives in rome", "answers": ["ada", "Ada"]},
+        {"question": "what", "context": "the food was good", "answers": ""},
+        {"question": "where", "context": "bob in paris",
+         "answers": {"text": ["paris"], "answer_start": [7]}},
+        {"question": "where", "context": "bob in paris", "answers": "rome"},
+    ]  # fmt: skip
+    path = tmp_path / "train.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    examples, report = read_questions(path, Columns())
+    assert [e.answers for e in examples] == [["rome"], ["ada", "Ada"], [], ["paris"], ["rome"]]
+    assert [e.start_word for e in examples] == [3, 0, -1, 2, -1]
+    assert report.skipped_rows == {"answers_not_in_context": [5]}
+    csv = tmp_path / "dev.csv"
+    csv.write_text("q,c,a,at\nwhere,ada lives in rome,rome,13\nwho,ada in rome,ada,5\n")
+    columns = Columns(question="q", context="c", answer="a", answer_start="at")
+    examples, report = read_questions(csv, columns)
+    assert [e.start_word for e in examples] == [3, -1] and report.skipped["answers_not_in_context"]
+    squad_file = tmp_path / "train.json"
+    squad_file.write_text(
+        json.dumps(
+            {
+                "version": "v2.0",
+                "data": [
+                    {
+                        "paragraphs": [
+                            {
+                                "context": "ada lives in rome",
+                                "qas": [
+                                    {
+                                        "id": "1",
+                                        "question": "where",
+                                        "answers": [{"text": "rome", "answer_start": 13}],
+                                    },
+                                    {
+                                        "id": "2",
+                                        "question": "what",
+                                        "answers": [],
+                                        "is_impossible": True,
+                                    },
+                                ],
+                            }
+                        ]
+                    }
+                ],
+            }
+        )
+    )
+    examples, report = read_questions(squad_file, Columns())
+    assert [(e.qid, e.answers, e.start_word) for e in examples] == [
+        ("1", ["rome"], 3), ("2", [], -1)]  # fmt: skip
+    with pytest.raises(ConfigError, match="no column 'context'"):
+        read_questions(tmp_path / "dev.csv", Columns(question="q", context="context"))
+
+
+def _toy(n, seed):
+    """Where someone lives (the city after "in", anywhere in the context), and every fourth
+    question one that the context does not answer."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(n):
+        name, city = rng.choice(["ada", "bob"]), rng.choice(["rome", "paris"])
+        parts = ["the food was good .", f"{name} lives in {city} ."]
+        context = " ".join(parts if rng.random() < 0.5 else parts[::-1])
+        if i % 4 == 3:
+            rows.append({"question": "who was the food", "context": "the food was good .",
+                         "answers": ""})  # fmt: skip
+        else:
+            rows.append({"question": f"where does {name} live", "context": context,
+                         "answers": str(city)})  # fmt: skip
+    return rows
+
+
+def test_question_answerer_learns_round_trips_and_keeps_the_threshold(tmp_path):
+    from electra_tf.models.encoder import ElectraEncoder
+    from electra_tf.tasks.question_answerer import ElectraQuestionAnswerer
+    from electra_tf.tasks.question_answerer_preprocessor import (
+        ElectraQuestionAnswererPreprocessor,
+    )
+
+    keras.utils.set_random_seed(0)
+    tokens = [*SPECIAL_TOKENS, *WORDS, "."]
+    encoder = ElectraEncoder(vocabulary_size=len(tokens), num_layers=2, hidden_dim=16,
+        embedding_dim=16, num_heads=2, intermediate_dim=32, max_sequence_length=32,
+        dropout=0.0)  # fmt: skip
+    model = ElectraQuestionAnswerer(
+        encoder, ElectraQuestionAnswererPreprocessor(tokens, sequence_length=32)
+    )
+    model.build()
+    # Start and end heads start apart (one shared initializer made them equal).
+    assert not np.allclose(model.start_dense.kernel.numpy(), model.end_dense.kernel.numpy())
+    rows = _toy(96, 0)
+    questions, contexts = [r["question"] for r in rows], [r["context"] for r in rows]
+    answers = [r["answers"] for r in rows]
+    model.compile(optimizer=keras.optimizers.Adam(3e-3))  # the loss and weights: "auto"
+    assert model.version_2 is False
+    with pytest.raises(ValueError, match="version_2=True"):
+        model.fit((questions, contexts), answers, epochs=1)
+    model = ElectraQuestionAnswerer(
+        encoder, ElectraQuestionAnswererPreprocessor(tokens, sequence_length=32)
+    )
+    model.fit((questions, contexts), answers, epochs=1, batch_size=16, seed=0, verbose=0)
+    assert model.version_2 is True  # an unanswerable question made it SQuAD 2.0
+    model.compile(optimizer=keras.optimizers.Adam(3e-3))
+    model.fit((questions, contexts), answers, epochs=15, batch_size=16, seed=0, verbose=0)
+    # The no-answer threshold, chosen on held-out questions as dev chooses it.
+    from electra_tf.tasks.question_answerer_preprocessor import as_examples
+
+    held = _toy(16, 2)
+    examples, _ = as_examples([r["question"] for r in held], [r["context"] for r in held],
+                              [r["answers"] for r in held])  # fmt: skip
+    details = model.answer_details(examples)
+    threshold, f1 = squad.best_threshold(details, {e.qid: e.answers for e in examples})
+    assert f1 == 100.0
+    model.threshold.assign(threshold)
+    test = _toy(12, 1)
+    got = model.predict_answers([r["question"] for r in test], [r["context"] for r in test])
+    for row, answer in zip(test, got, strict=True):
+        assert row["context"][answer["start"] : answer["end"]] == answer["answer"]
+    correct = sum(a["answer"] == r["answers"] for r, a in zip(test, got, strict=True))
+    assert correct == len(test), got
+    path = tmp_path / "qa.keras"
+    model.save(path)
+    loaded = keras.saving.load_model(path)
+    assert float(loaded.threshold.numpy()) == pytest.approx(threshold)
+    again = loaded.predict_answers([r["question"] for r in test], [r["context"] for r in test])
+    for a, b in zip(got, again, strict=True):
+        assert a["answer"] == b["answer"] and (a["start"], a["end"]) == (b["start"], b["end"])
+        np.testing.assert_allclose(a["no_answer"], b["no_answer"], atol=1e-6)
+
+
+def _write_squad(path, rows):
+    paragraphs = [
+        {"context": r["context"], "qas": [{
+            "id": f"{path.stem}-{i}", "question": r["question"],
+            "is_impossible": not r["answers"],
+            "answers": [{"text": r["answers"], "answer_start": r["context"].index(r["answers"])}]
+            if r["answers"] else [],
+        }]}
+        for i, r in enumerate(rows)
+    ]  # fmt: skip
+    path.write_text(json.dumps({"version": "v2.0", "data": [{"paragraphs": paragraphs}]}))
+    return path
+
+
+def test_finetune_files_trains_scores_and_predicts_question_answering(tmp_path):
+    from electra_tf.cli import main
+    from electra_tf.finetuning import user_task
+    from electra_tf.finetuning.predict import open_predictor
+
+    vocab = write_vocabulary([*SPECIAL_TOKENS, *WORDS, "."], tmp_path / "vocab.txt")
+    init = scratch_init(len(SPECIAL_TOKENS) + len(WORDS) + 1, vocab)
+    train = _write_squad(tmp_path / "train.json", _toy(96, 0))
+    dev_rows = _toy(16, 1)
+    dev = tmp_path / "dev.jsonl"
+    dev.write_text("".join(json.dumps(r) + "\n" for r in dev_rows))
+    original = user_task.load_initialization
+    user_task.load_initialization = lambda spec, vocab_file=None: init
+    try:
+        report = user_task.finetune_files(
+            "scratch", train=train, dev=dev, output_dir=tmp_path / "run", progress=None,
+            overrides=("epochs=10", "learning_rate=1e-2", "batch_size=16", "max_seq_length=32",
+                       "layerwise_decay=1.0"),
+        )  # fmt: skip
+    finally:
+        user_task.load_initialization = original
+    assert report["kind_decided"].startswith("inferred: the format of train.json")
+    run = report["runs"][0]
+    assert run["dev"]["f1"] >= 90.0 and "threshold" in run["dev"]
+    lines = (tmp_path / "run" / "predictions" / "dev.jsonl").read_text().splitlines()
+    predicted = [json.loads(line) for line in lines]
+    assert len(predicted) == len(dev_rows)
+    for row, got in zip(dev_rows, predicted, strict=True):
+        assert row["context"][got["start"] : got["end"]] == got["answer"]
+        assert got["gold"] == ([row["answers"]] if row["answers"] else [])
+    # The kept model answers from the run folder: the Keras model and the CLI agree.
+    predictor = open_predictor(tmp_path / "run")
+    direct = predictor([r["question"] for r in dev_rows[:3]], [r["context"] for r in dev_rows[:3]])
+    printed = io.StringIO()
+    arguments = [a for r in dev_rows[:3] for a in ("--question", r["question"],
+                                                   "--context", r["context"])]  # fmt: skip
+    with contextlib.redirect_stdout(printed):
+        assert main(["predict", "--model", str(tmp_path / "run"), *arguments]) == 0
+    cli = [json.loads(line) for line in printed.getvalue().splitlines()]
+    assert [c["answer"] for c in cli] == [d["answer"] for d in direct]
+    assert [c["question"] for c in cli] == [r["question"] for r in dev_rows[:3]]
+    assert [p["answer"] for p in predicted[:3]] == [d["answer"] for d in direct]
+    out = tmp_path / "answers.jsonl"
+    assert main(["predict", "--model", str(tmp_path / "run"), "--input", str(dev),
+                 "--output", str(out)]) == 0  # fmt: skip
+    from_file = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [f["answer"] for f in from_file] == [p["answer"] for p in predicted]
