@@ -52,9 +52,10 @@ class _SavedModelPredictor:
         import tensorflow as tf
 
         texts = self.kind.serving_text(inputs)
-        arguments = {"text": tf.constant(texts, tf.string)}
+        names = [spec.name for spec in self.kind.serving_inputs(self.pair)]
+        arguments = {names[0]: tf.constant(texts, tf.string)}
         if self.pair:
-            arguments["text_pair"] = tf.constant(pairs, tf.string)
+            arguments[names[1]] = tf.constant(pairs, tf.string)
         out = {k: v.numpy() for k, v in self.signature(**arguments).items()}
         return self.kind.decode_serving(out, self.labels)
 

@@ -17,9 +17,13 @@ Signatures:
   - tagging: `words` (the text split on whitespace, tf.string `[batch, words]`,
     "" padding), `tags` (each word's tag, "" for padding and for words past the
     maximum length), `tag_ids` (-1 there) and `probabilities`
-    `[batch, words, tags]`.
+    `[batch, words, tags]`;
+  - question answering: `question` and `context` in, `answer` (tf.string, "" for none),
+    `start`, `end` (character offsets into the context), `score`, `no_answer` out
+    (`electra_tf.tasks.kinds._answer_graph`).
 - `serve`: Model Garden's id signature: int32 `input_word_ids`, `input_mask`,
-  `input_type_ids` `[batch, seq]` -> `outputs` (the logits; per token for tagging).
+  `input_type_ids` `[batch, seq]` -> `outputs` (the logits; per token for tagging; question
+  answering: `start_logits`, `end_logits`, `answerable_logits`).
 - `serve_examples`: Model Garden's: serialized `tf.Example`s with int64
   `input_word_ids`, `input_mask`, `input_type_ids` of `seq_length` values ->
   `outputs`.
@@ -74,14 +78,16 @@ class TaskServingModule(tf.Module):
         encoder = model.encoder
         # Keras objects in a namespace the SavedModel does not follow; their variables are
         # listed once below (`encoder_weights/<i>` is what `load_initialization` reads).
-        self._keras = types.SimpleNamespace(encoder=encoder, head=model.output_dense)
+        self._keras = types.SimpleNamespace(
+            encoder=encoder, head=getattr(model, "output_dense", None), model=model
+        )
         self.encoder_weights = list(encoder.weights)
-        self.head_weights = list(model.output_dense.weights)
+        self.head_weights = spec.head_weights(model)
         self.fused_attention_weights = [
             [tf.Variable(kernel, trainable=False), tf.Variable(bias, trainable=False)]
             for kernel, bias in inference.fused_qkv(encoder)
         ]
-        self.labels = tf.constant(model.labels or ["score"])
+        self.labels = tf.constant(getattr(model, "labels", None) or ["score"])
         self.tokenizer = ElectraTokenizer(
             vocab_file,
             lower_case=model.preprocessor.lower_case,
@@ -89,7 +95,10 @@ class TaskServingModule(tf.Module):
         )
         self.seq_length = int(min(seq_length, encoder.max_sequence_length))
         self.pair = bool(pair)
+        # The kind's own serving settings (Python numbers: constants in the graph).
+        self.settings = types.SimpleNamespace(**spec.serving_settings(model))
         text = spec.serving_inputs(self.pair)
+        self.text_names = [t.name for t in text]
         self.serve_text = tf.function(self._serve_text, input_signature=text)
         ids = [tf.TensorSpec([None, None], tf.int32, name=name) for name in _IDS]
         self.serve = tf.function(self._serve_ids, input_signature=ids)
@@ -125,7 +134,8 @@ class TaskServingModule(tf.Module):
         return self._spec.kind.head(self, x, shape)
 
     def _serve_ids(self, input_word_ids, input_mask, input_type_ids):
-        return {"outputs": self.logits(input_word_ids, input_mask, input_type_ids)}
+        outputs = self.logits(input_word_ids, input_mask, input_type_ids)
+        return outputs if isinstance(outputs, dict) else {"outputs": outputs}
 
     def _serve_examples(self, examples):
         spec = {name: tf.io.FixedLenFeature([self.seq_length], tf.int64) for name in _IDS}
@@ -171,9 +181,8 @@ def _warmup(path: Path, module: TaskServingModule, model_name: str) -> None:
             request.model_spec.name = model_name
             request.model_spec.signature_name = "serving_default"
             texts = ["The service was quick and friendly."] * batch
-            request.inputs["text"].CopyFrom(tf.make_tensor_proto(texts))
-            if module.pair:
-                request.inputs["text_pair"].CopyFrom(tf.make_tensor_proto(texts))
+            for name in module.text_names:
+                request.inputs[name].CopyFrom(tf.make_tensor_proto(texts))
             log = prediction_log_pb2.PredictLog(request=request)
             writer.write(prediction_log_pb2.PredictionLog(predict_log=log).SerializeToString())
         ids = np.full((1, 8), module.tokenizer.unk_id, np.int32)
@@ -236,7 +245,7 @@ def _write(module: TaskServingModule, model, info: dict, folder: Path, model_nam
     config = {
         "kind": "finetuned",
         "task_kind": module.kind,
-        "labels": model.labels,
+        "labels": getattr(model, "labels", []),
         "pair": module.pair,
         "seq_length": module.seq_length,
         "encoder": encoder,

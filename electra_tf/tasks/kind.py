@@ -189,6 +189,16 @@ class Kind:
         return shown
 
     @classmethod
+    def head_weights(cls, model) -> list:
+        """The task head's variables, kept by the SavedModel beside the encoder's."""
+        return list(model.output_dense.weights)
+
+    @classmethod
+    def serving_settings(cls, model) -> dict:
+        """Settings the SavedModel's graph needs besides the weights (none here)."""
+        return {}
+
+    @classmethod
     def serving_text(cls, inputs) -> list:
         """The SavedModel's `text` input of what `predict` takes."""
         return list(inputs)

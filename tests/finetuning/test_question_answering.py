@@ -5,6 +5,9 @@ import contextlib
 import io
 import json
 import math
+import os
+import subprocess
+import sys
 
 import keras
 import numpy as np
@@ -280,3 +283,96 @@ def test_finetune_files_trains_scores_and_predicts_question_answering(tmp_path):
                  "--output", str(out)]) == 0  # fmt: skip
     from_file = [json.loads(line) for line in out.read_text().splitlines()]
     assert [f["answer"] for f in from_file] == [p["answer"] for p in predicted]
+    # The export answers as the run: through `predict`, and raw in a process without us.
+    assert main(["export", "--checkpoint", str(tmp_path / "run"),
+                 "--out", str(tmp_path / "serving")]) == 0  # fmt: skip
+    exported = tmp_path / "answers-export.jsonl"
+    assert main(["predict", "--model", str(tmp_path / "serving"), "--input", str(dev),
+                 "--output", str(exported)]) == 0  # fmt: skip
+    rows = [json.loads(line) for line in exported.read_text().splitlines()]
+    for a, b in zip(from_file, rows, strict=True):
+        assert (a["answer"], a["start"], a["end"]) == (b["answer"], b["start"], b["end"])
+        np.testing.assert_allclose([a["score"], a["no_answer"]], [b["score"], b["no_answer"]],
+                                   atol=1e-5)  # fmt: skip
+    version = next((tmp_path / "serving").glob("*/*/saved_model.pb")).parent
+    script = (
+        "import json, sys\nimport tensorflow as tf\nimport tensorflow_text\n"
+        "served = tf.saved_model.load(sys.argv[1]).signatures['serving_default']\n"
+        "q, c = json.load(sys.stdin)\n"
+        "out = served(question=tf.constant(q), context=tf.constant(c))\n"
+        "assert 'electra_tf' not in sys.modules\n"
+        "print(json.dumps([a.decode() for a in out['answer'].numpy()]))\n"
+    )
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    env.pop("PYTHONPATH", None)
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(version)], capture_output=True, text=True, env=env,
+        input=json.dumps([[r["question"] for r in dev_rows], [r["context"] for r in dev_rows]]),
+        cwd=str(tmp_path), timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [p["answer"] for p in predicted]
+    # --init from the run and from its export gives the fine-tuned encoder.
+    from electra_tf.tasks.initialization import load_initialization
+
+    kept = keras.saving.load_model(tmp_path / "run" / "model" / "model.keras")
+    for source in (tmp_path / "run", version):
+        encoder = load_initialization(str(source)).build_encoder()
+        for a, b in zip(encoder.weights, kept.encoder.weights, strict=True):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-6)
+
+
+def test_the_savedmodel_answers_as_the_keras_model_over_windows_and_unicode(tmp_path):
+    """The in-graph windows, candidate search, offsets and stripping equal the Python path
+    on random questions and contexts (several windows each, punctuation, non-ASCII words,
+    empty contexts), for SQuAD 1.1 and 2.0; the graph's ops are TF Serving's."""
+    import tensorflow as tf
+    from serving_ops import ops_missing_from_tf_text_2_12_1
+
+    from electra_tf.models.encoder import ElectraEncoder
+    from electra_tf.tasks.export import export_finetuned
+    from electra_tf.tasks.question_answerer import ElectraQuestionAnswerer
+    from electra_tf.tasks.question_answerer_preprocessor import (
+        ElectraQuestionAnswererPreprocessor,
+        as_examples,
+    )
+
+    words = [*WORDS, "café", "(rome).", "paris,", '"bob"', "naïve", "x"]
+    tokens = [*SPECIAL_TOKENS, *WORDS, "café", "(", ")", ".", ",", '"', "naive", "##s"]
+    rng = np.random.default_rng(5)
+    questions = [" ".join(rng.choice(WORDS, size=int(rng.integers(1, 8)))) for _ in range(24)]
+    contexts = [  # some with double spaces, some empty
+        ("  " if i % 5 == 0 else " ").join(
+            rng.choice(words, size=int(rng.integers(0 if i % 7 == 0 else 1, 40)))
+        )
+        for i in range(24)
+    ]
+    for version_2, threshold in ((False, 0.0), (True, 0.002)):
+        keras.utils.set_random_seed(int(version_2))
+        encoder = ElectraEncoder(vocabulary_size=len(tokens), num_layers=1, hidden_dim=16,
+            embedding_dim=16, num_heads=2, intermediate_dim=32, max_sequence_length=32)  # fmt: skip
+        preprocessor = ElectraQuestionAnswererPreprocessor(
+            tokens, sequence_length=24, doc_stride=6, max_query_length=8
+        )
+        model = ElectraQuestionAnswerer(
+            encoder, preprocessor, version_2=version_2, n_best=5, max_answer_length=4
+        )
+        model.build()
+        model.threshold.assign(threshold)
+        expected = model.predict_answers(questions, contexts)
+        windows = preprocessor.windows(as_examples(questions, contexts)[0])
+        assert len(windows.example_index) > 2 * len(questions)  # long contexts: windows
+        folder = export_finetuned(model, {"pair": True}, tmp_path / f"v{int(version_2)}",
+                                  model_name="qa", warmup=version_2)  # fmt: skip
+        served = tf.saved_model.load(str(folder)).signatures["serving_default"]
+        got = served(question=tf.constant(questions), context=tf.constant(contexts))
+        for i, want in enumerate(expected):
+            assert got["answer"][i].numpy().decode() == want["answer"], (i, want)
+            assert (int(got["start"][i]), int(got["end"][i])) == (want["start"], want["end"])
+            np.testing.assert_allclose(float(got["score"][i]), want["score"], atol=1e-5)
+            np.testing.assert_allclose(float(got["no_answer"][i]), want["no_answer"], atol=1e-5)
+            assert contexts[i][want["start"] : want["end"]] == want["answer"]
+        answered = sum(bool(w["answer"]) for w in expected)
+        assert 0 < answered and (answered < len(expected) or not version_2)
+    missing, _, _ = ops_missing_from_tf_text_2_12_1([folder])
+    assert not missing, missing

@@ -13,7 +13,7 @@ from helpers import scratch_init
 from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
 from electra_tf.datasets.files import Columns
 from electra_tf.serving.fresh_process import CLASSIFY_SCRIPT
-from electra_tf.tasks.registry import get_kind, kind_names
+from electra_tf.tasks.registry import kind_names
 
 WORDS = "the food was good bad slow quick ada met bob in rome paris".split()
 TEXTS = ["the food was good", "bad slow food", "ada met bob in rome", "quick"]
@@ -156,7 +156,8 @@ def _close(a, b, where):
 
 def test_every_kind_round_trips_through_fresh_processes(tmp_path):
     vocab = write_vocabulary(list(SPECIAL_TOKENS) + WORDS, tmp_path / "vocab.txt")
-    kinds = [k for k in kind_names(from_files=True) if get_kind(k).servable]
+    # Question answering reads other inputs: its round trip is in test_question_answering.py.
+    kinds = [k for k in kind_names(from_files=True) if k != "question_answering"]
     assert kinds == ["classification", "multi_label", "regression", "tagging"]
     plan, expected = {}, {}
     for kind in kinds:

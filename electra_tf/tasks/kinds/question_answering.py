@@ -15,6 +15,15 @@ Under 2.0 the no-answer threshold is chosen on dev (`squad.best_threshold`, the 
 script's search) at each epoch and kept with the model; test is scored at it, never
 choosing it. Predictions: the answer, its character offsets in the context, its score
 and the no-answer probability.
+
+The SavedModel's `serving_default` takes `question` and `context` (tf.string `[batch]`)
+and runs all of the above in the graph: whitespace words with their offsets, WordPiece,
+windows by `doc_stride` for contexts longer than fit, the heads, the reference's candidate
+search (the `n_best` starts and ends of each window, in the context, in order, at most
+`max_answer_length` tokens, starting where the window gives the token its most context),
+the best window, the words back to characters and the threshold. It returns `answer`
+(tf.string, "" when there is none), `start` and `end` (int32 character offsets into the
+context as given), `score` and `no_answer`; `serve` takes ids and returns the logits.
 """
 
 from __future__ import annotations
@@ -116,7 +125,6 @@ class QuestionAnswering(Kind):
     name = "question_answering"
     metrics = ("f1", "exact")
     named_labels = False
-    servable = False
 
     def __init__(self, task, splits: dict):
         super().__init__(task, splits)
@@ -253,3 +261,61 @@ class QuestionAnswering(Kind):
     @classmethod
     def shown_inputs(cls, text, pair) -> dict:
         return {"question": text, "context": pair}
+
+    # -- the SavedModel ------------------------------------------------------------------------
+
+    @classmethod
+    def serving_inputs(cls, pair: bool) -> list:
+        import tensorflow as tf
+
+        return [tf.TensorSpec([None], tf.string, name="question"),
+                tf.TensorSpec([None], tf.string, name="context")]  # fmt: skip
+
+    @classmethod
+    def serving_text(cls, inputs) -> list:
+        return list(inputs)
+
+    @classmethod
+    def head_weights(cls, model) -> list:
+        layers = (model.start_dense, model.end_dense, model.answer_hidden, model.answer_dense)
+        return [w for layer in layers for w in layer.weights] + [model.threshold]
+
+    @classmethod
+    def serving_settings(cls, model) -> dict:
+        pre = model.preprocessor
+        return {"doc_stride": pre.doc_stride, "max_query_length": pre.max_query_length,
+                "n_best": model.n_best, "max_answer_length": model.max_answer_length,
+                "version_2": model.version_2}  # fmt: skip
+
+    @classmethod
+    def head(cls, module, sequence, shape):
+        """Start, end (`[W, L]`) and answerability (`[W]`) logits of the encoder's output."""
+        import tensorflow as tf
+
+        model = module._keras.model
+        x = tf.reshape(sequence, [shape[0], shape[1], -1])
+
+        def dense(layer, value):
+            return tf.nn.bias_add(tf.matmul(value, layer.kernel), layer.bias)
+
+        hidden = tf.nn.gelu(dense(model.answer_hidden, x[:, 0, :]), approximate=False)
+        return {
+            "start_logits": tf.squeeze(dense(model.start_dense, x), -1),
+            "end_logits": tf.squeeze(dense(model.end_dense, x), -1),
+            "answerable_logits": tf.squeeze(dense(model.answer_dense, hidden), -1),
+        }
+
+    @classmethod
+    def serve(cls, module, question, context) -> dict:
+        from electra_tf.tasks.kinds._answer_graph import answer_graph
+
+        return answer_graph(module, question, context)
+
+    @classmethod
+    def decode_serving(cls, outputs: dict, labels) -> list[dict]:
+        return [
+            {"answer": a.decode(), "start": int(s), "end": int(e), "score": float(p),
+             "no_answer": float(n)}
+            for a, s, e, p, n in zip(outputs["answer"], outputs["start"], outputs["end"],
+                                     outputs["score"], outputs["no_answer"], strict=True)
+        ]  # fmt: skip

@@ -1,0 +1,186 @@
+"""Question answering inside the SavedModel: question + context strings -> the answer.
+
+The graph form of `ElectraQuestionAnswererPreprocessor.windows` and
+`electra_tf.datasets.squad.answer_details` (the Python path the Keras model and the run
+use); tests hold the two equal. Every step is batched over all windows of all questions:
+
+1. the context is split on whitespace into words with their byte offsets
+   (tensorflow-text's `WhitespaceTokenizer`, as `squad._split_words` splits), each word
+   WordPiece-tokenized on its own, and the question cut to `max_query_length` pieces;
+2. each context becomes windows of `seq_length - question - 3` pieces starting every
+   `min(room, doc_stride)` pieces, as `squad.make_features`; a window's token knows its
+   piece and word, and whether this window gives it its most context (BERT's rule, in
+   integers: `100 * min(left, right) + length`, the first window winning ties);
+3. the heads; per window, the `n_best` starts times the `n_best` ends that lie in the
+   context, end >= start, at most `max_answer_length` tokens, starting at a token of most
+   context; the best start + end over a question's windows (the first window on ties);
+4. the words' byte offsets back to characters, the outer punctuation stripped as
+   `squad._answer_span` strips it, the score (start times end probability in the window),
+   and under SQuAD 2.0 the threshold on the best answerability logit.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+import tensorflow_text as tf_text
+
+__all__ = ["answer_graph"]
+
+_NONE = -1e30  # the value of "no candidate span"
+
+# squad._STRIPPED: whitespace and . , ; : ! ? " ' ( ) [ ] { } (ASCII: one byte each).
+_OUTER = "[\\t\\n\\x0b\\x0c\\r .,;:!?\"'()\\[\\]{}]"
+
+
+def _chars_before(text, byte_offsets):
+    """The number of characters (code points) of `text` before each byte offset."""
+    prefix = tf.strings.substr(text, tf.zeros_like(byte_offsets), byte_offsets, unit="BYTE")
+    return tf.strings.length(prefix, unit="UTF8_CHAR")
+
+
+def answer_graph(module, question, context) -> dict:
+    """`serving_default`'s outputs for `question` and `context` `[B]` (see the module)."""
+    settings, tok = module.settings, module.tokenizer
+    seq = module.seq_length
+    batch = tf.shape(question, out_type=tf.int64)[0]
+
+    # 1. Words of the context (byte offsets), their pieces; the question's pieces.
+    words, word_begin, word_end = tf_text.WhitespaceTokenizer().tokenize_with_offsets(context)
+    word_pieces = tok.tokenize(words.flat_values)  # [total words, (pieces)]
+    piece_ids = word_pieces.flat_values
+    piece_word = word_pieces.value_rowids()  # flat word index of each piece
+    word_piece_splits = tf.gather(word_pieces.row_splits, words.row_splits)
+    n_pieces = word_piece_splits[1:] - word_piece_splits[:-1]  # [B]
+    piece_base = word_piece_splits[:-1]  # first flat piece of each question
+    query = tok.tokenize(question)[:, : settings.max_query_length]
+    query_length = query.row_lengths()
+
+    # 2. Windows.
+    room = seq - query_length - 3
+    checks = [tf.debugging.assert_positive(room, message="the question leaves no room")]
+    with tf.control_dependencies(checks):
+        step = tf.minimum(room, settings.doc_stride)
+    count = 1 + tf.maximum(tf.constant(0, tf.int64), (n_pieces - room + step - 1) // step)
+    window_question = tf.repeat(tf.range(batch), count)  # [W]
+    window_start = tf.ragged.range(count).flat_values * tf.gather(step, window_question)
+    window_length = tf.minimum(
+        tf.gather(n_pieces, window_question) - window_start, tf.gather(room, window_question)
+    )
+    first_piece = tf.gather(piece_base, window_question) + window_start
+    flat_pieces = tf.ragged.range(first_piece, first_piece + window_length)  # [W, (len)]
+    context_ids = tf.gather(piece_ids, flat_pieces)
+    window_query = tf.gather(query, window_question)
+    windows = tf.shape(window_question, out_type=tf.int64)[0]
+    cls = tf.fill([windows, 1], tf.constant(tok.cls_id, tf.int64))
+    sep = tf.fill([windows, 1], tf.constant(tok.sep_id, tf.int64))
+    ids = tf.concat([cls, window_query, sep, context_ids, sep], axis=1)
+    segments = tf.concat(
+        [tf.zeros_like(cls), tf.zeros_like(window_query), tf.zeros_like(sep),
+         tf.ones_like(context_ids), tf.ones_like(sep)], axis=1,
+    )  # fmt: skip
+    longest = tf.reduce_max(ids.row_lengths())
+    width = tf.minimum(tf.constant(seq, tf.int64), (longest + 7) // 8 * 8)
+    token_ids = tf.cast(ids.to_tensor(tok.pad_id, shape=[windows, width]), tf.int32)
+    padding_mask = tf.cast(tf.ones_like(ids).to_tensor(0, shape=[windows, width]), tf.int32)
+    segment_ids = tf.cast(segments.to_tensor(0, shape=[windows, width]), tf.int32)
+
+    # Each position's piece (flat) where it lies in the context, and its most-context flag.
+    context_first = tf.gather(query_length, window_question) + 2  # [W]
+    position = tf.range(width, dtype=tf.int64)[None, :]
+    offset = position - context_first[:, None]  # [W, L]
+    in_context = (offset >= 0) & (offset < window_length[:, None])
+    piece = tf.where(in_context, first_piece[:, None] + offset, 0)
+    left, right = offset, window_length[:, None] - 1 - offset
+    most = 100 * tf.minimum(left, right) + window_length[:, None]
+    total_pieces = tf.shape(piece_ids, out_type=tf.int64)[0] + 1  # + 1: index 0 always valid
+    keys = tf.boolean_mask(piece, in_context)
+    best_context = tf.math.unsorted_segment_max(
+        tf.boolean_mask(most, in_context), keys, total_pieces
+    )
+    window_index = tf.broadcast_to(tf.range(windows)[:, None], tf.shape(piece))
+    achieving = tf.where(
+        tf.boolean_mask(most, in_context) == tf.gather(best_context, keys),
+        tf.boolean_mask(window_index, in_context),
+        windows,
+    )
+    first_window = tf.math.unsorted_segment_min(achieving, keys, total_pieces)
+    max_context = in_context & (tf.gather(first_window, piece) == window_index)
+
+    # 3. The heads and the candidate spans.
+    logits = module.logits(token_ids, padding_mask, segment_ids)
+    penalty = (1.0 - tf.cast(padding_mask, tf.float32)) * -10000.0
+    start_logits = logits["start_logits"] + penalty
+    end_logits = logits["end_logits"] + penalty
+    k = tf.minimum(tf.cast(settings.n_best, tf.int32), tf.cast(width, tf.int32))
+    start_value, start_at = tf.math.top_k(start_logits, k)
+    end_value, end_at = tf.math.top_k(end_logits, k)
+    start_at, end_at = tf.cast(start_at, tf.int64), tf.cast(end_at, tf.int64)
+    s, e = start_at[:, :, None], end_at[:, None, :]
+    valid = (
+        tf.gather(max_context, start_at, batch_dims=1)[:, :, None]
+        & tf.gather(in_context, end_at, batch_dims=1)[:, None, :]
+        & (e >= s)
+        & (e - s + 1 <= settings.max_answer_length)
+    )
+    pair_value = start_value[:, :, None] + end_value[:, None, :]
+    # No candidate: a finite floor (segment maxima start from the lowest float, not -inf).
+    pair_value = tf.reshape(tf.where(valid, pair_value, _NONE), [windows, -1])
+    best_pair = tf.argmax(pair_value, axis=-1)
+    window_best = tf.reduce_max(pair_value, axis=-1)
+    best_start = tf.gather(start_at, best_pair // tf.cast(k, tf.int64), batch_dims=1)
+    best_end = tf.gather(end_at, best_pair % tf.cast(k, tf.int64), batch_dims=1)
+
+    question_best = tf.math.unsorted_segment_max(window_best, window_question, batch)
+    chosen = tf.math.unsorted_segment_min(
+        tf.where(window_best == tf.gather(question_best, window_question),
+                 tf.range(windows), windows),
+        window_question, batch,
+    )  # fmt: skip
+    has_answer = question_best > _NONE / 2
+    chosen = tf.where(has_answer, chosen, 0)  # any window: masked out below
+    answerable = tf.math.unsorted_segment_max(logits["answerable_logits"], window_question, batch)
+
+    # 4. Words, characters, stripping, the score and the threshold.
+    at_start = tf.gather(best_start, chosen)
+    at_end = tf.gather(best_end, chosen)
+    # (Padded by one entry so that a question without any word still gathers: masked below.)
+    piece_word = tf.concat([piece_word, [0]], 0)
+    first_word = tf.gather(piece_word, tf.gather_nd(piece, tf.stack([chosen, at_start], -1)))
+    last_word = tf.gather(piece_word, tf.gather_nd(piece, tf.stack([chosen, at_end], -1)))
+    word_begin = tf.cast(word_begin.flat_values, tf.int64)
+    word_end = tf.cast(word_end.flat_values, tf.int64)
+    zero = tf.zeros([1], tf.int64)
+    begin = tf.where(has_answer, tf.gather(tf.concat([word_begin, zero], 0), first_word), 0)
+    end = tf.where(has_answer, tf.gather(tf.concat([word_end, zero], 0), last_word), 0)
+    span = tf.strings.substr(context, begin, end - begin, unit="BYTE")
+    lead = tf.strings.length(span) - tf.strings.length(
+        tf.strings.regex_replace(span, f"^{_OUTER}+", "")
+    )
+    trail = tf.strings.length(span) - tf.strings.length(
+        tf.strings.regex_replace(span, f"{_OUTER}+$", "")
+    )
+    keep = tf.cast(lead + trail, tf.int64) < end - begin
+    begin = tf.where(keep, begin + tf.cast(lead, tf.int64), begin)
+    end = tf.where(keep, end - tf.cast(trail, tf.int64), end)
+
+    log_start = tf.nn.log_softmax(tf.gather(start_logits, chosen), axis=-1)
+    log_end = tf.nn.log_softmax(tf.gather(end_logits, chosen), axis=-1)
+    score = tf.exp(
+        tf.gather(log_start, at_start, batch_dims=1) + tf.gather(log_end, at_end, batch_dims=1)
+    )
+    answered = has_answer
+    if settings.version_2:
+        answered &= answerable >= module._keras.model.threshold
+        no_answer = tf.sigmoid(-answerable)
+    else:
+        no_answer = tf.zeros_like(answerable)
+    begin = tf.where(answered, begin, 0)
+    end = tf.where(answered, end, 0)
+    answer = tf.where(answered, tf.strings.substr(context, begin, end - begin, unit="BYTE"), "")
+    return {
+        "answer": answer,
+        "start": tf.cast(_chars_before(context, begin), tf.int32),
+        "end": tf.cast(_chars_before(context, end), tf.int32),
+        "score": tf.where(answered, score, 0.0),
+        "no_answer": no_answer,
+    }
