@@ -46,6 +46,58 @@ def test_squad_metrics_with_normalization_and_no_answers():
     assert scores["NoAns_exact"] == 100.0 and scores["HasAns_f1"] == pytest.approx(50.0)
 
 
+def _official_v2(dataset_answers: dict, predictions: dict) -> dict:
+    """SQuAD 2.0's official evaluation (evaluate-v2.0.py) counting, written out independently:
+    normalise (lower case, drop punctuation, articles, extra spaces); gold answers that
+    normalise to nothing are dropped, an unanswerable question's gold is [""]; exact match
+    and token F1 take the best gold answer; no-answer F1 is 1 only for an empty prediction."""
+    import collections
+    import re
+    import string
+
+    def normalise(text):
+        text = "".join(ch for ch in text.lower() if ch not in set(string.punctuation))
+        text = re.sub(r"\b(a|an|the)\b", " ", text)
+        return " ".join(text.split())
+
+    def f1(gold, pred):
+        g, p = normalise(gold).split(), normalise(pred).split()
+        if not g or not p:
+            return int(g == p)
+        same = sum((collections.Counter(g) & collections.Counter(p)).values())
+        if same == 0:
+            return 0
+        precision, recall = same / len(p), same / len(g)
+        return 2 * precision * recall / (precision + recall)
+
+    exact, f1s = {}, {}
+    for qid, answers in dataset_answers.items():
+        gold = [a for a in answers if normalise(a)] or [""]
+        pred = predictions[qid]
+        exact[qid] = max(int(normalise(a) == normalise(pred)) for a in gold)
+        f1s[qid] = max(f1(a, pred) for a in gold)
+    total = len(exact)
+    return {"exact": 100.0 * sum(exact.values()) / total, "f1": 100.0 * sum(f1s.values()) / total}
+
+
+def test_squad_scores_equal_the_official_v2_counting_on_random_answers():
+    rng = np.random.default_rng(0)
+    pool = ["The", "Denver", "Broncos", "a", "an", "won!", "1,000", "Super-Bowl", "(50)", "  "]
+
+    def text():
+        return " ".join(rng.choice(pool, size=int(rng.integers(0, 4))))
+
+    references, predictions = {}, {}
+    for i in range(500):
+        references[str(i)] = [text() for _ in range(int(rng.integers(0, 4)))]
+        predictions[str(i)] = text() if rng.random() < 0.8 else ""
+    ours = metrics.squad_scores(predictions, references)
+    official = _official_v2(references, predictions)
+    assert ours["exact"] == pytest.approx(official["exact"])
+    assert ours["f1"] == pytest.approx(official["f1"])
+    assert 0 < ours["exact"] < ours["f1"] < 100
+
+
 def test_roc_auc_by_hand_with_ties():
     roc_auc = metrics.roc_auc
     # Pairs (positive, negative): (0.5, 0.5) counts 1/2, the other three 1: 3.5 / 4.
