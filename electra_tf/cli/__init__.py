@@ -21,7 +21,7 @@ from electra_tf.cli import (
     prepare,
     pretrain,
 )
-from electra_tf.cli.common import prepare_environment, user_errors
+from electra_tf.cli.common import disk_error, prepare_environment, user_errors
 
 __all__ = ["main", "build_parser"]
 
@@ -59,6 +59,12 @@ def main(argv=None) -> int:
         return args.handler(args) or 0
     except user_errors() as error:
         print(f"electra-tf {args.command}: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        sentence = disk_error(error)
+        if sentence is None:
+            raise
+        print(f"electra-tf {args.command}: {sentence}", file=sys.stderr)
         return 2
 
 

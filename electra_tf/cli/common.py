@@ -47,6 +47,35 @@ def print_json(value, indent=2) -> None:
     print(json.dumps(value, indent=indent, default=str), flush=True)
 
 
+#: errno values of a disk that cannot take a write: full, over quota, read-only, refused.
+_DISK_ERRNOS = {28: "the disk is full", 122: "the disk quota is used up",
+                30: "the file system is read-only", 13: "writing there is not permitted",
+                1: "writing there is not permitted"}  # fmt: skip
+_DISK_TEXTS = {"No space left": 28, "Disk quota exceeded": 122, "Read-only file system": 30,
+               "Permission denied": 13}  # fmt: skip
+
+
+def disk_error(error: BaseException) -> str | None:
+    """One sentence for an `OSError` of a disk that cannot take a write (full, read-only,
+    not permitted), naming the file; None for any other error.
+
+    >>> disk_error(OSError(28, "No space left on device", "runs/x/model.keras"))
+    'Could not write runs/x/model.keras: the disk is full; free space there or choose another folder.'
+    >>> disk_error(ValueError("no")) is None
+    True
+    """
+    if not isinstance(error, OSError):
+        return None
+    number = error.errno
+    if number not in _DISK_ERRNOS:  # h5py and TensorFlow put the reason in the message
+        number = next((n for text, n in _DISK_TEXTS.items() if text in str(error)), None)
+    if number is None:
+        return None
+    where = error.filename or "the output"
+    advice = "free space there" if number in (28, 122) else "make it writable"
+    return f"Could not write {where}: {_DISK_ERRNOS[number]}; {advice} or choose another folder."
+
+
 def user_errors() -> tuple:
     """The exceptions that carry a one-sentence message for the user (exit status 2)."""
     from electra_tf.config import ConfigError

@@ -127,6 +127,14 @@ def source_kind(spec: str) -> str:
         return "keras_hub"
     if _is_hugging_face(path):
         return "hugging_face"
+    if path.is_dir() and not any(path.glob("*.index")) and not (path / "checkpoint").exists():
+        raise ConfigError(
+            f"{spec} holds nothing --init reads: it looked for a fine-tuned run "
+            f"(model/{FINETUNED_MARKER}), a pre-training run or checkpoint, a SavedModel "
+            "(saved_model.pb), a keras-hub preset (config.json and metadata.json), a Hugging "
+            "Face folder (config.json and its weights) and a TF1 checkpoint (checkpoint or "
+            "*.index files); give the folder that holds one of them."
+        )
     if str(path).endswith(".index") or Path(f"{spec}.index").exists() or path.is_dir():
         return "reference"
     raise ConfigError(

@@ -51,3 +51,14 @@ def test_initialization_sources_agree(tmp_path):
     assert shaped.encoder_config == reference.encoder_config
     assert shaped.encoder_config["num_layers"] == 2
     assert (shaped.vocab_file, shaped.lower_case) == (reference.vocab_file, reference.lower_case)
+
+
+def test_an_empty_init_folder_says_what_was_looked_for(tmp_path):
+    from electra_tf.config import ConfigError
+    from electra_tf.tasks.initialization import load_initialization
+
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ConfigError, match="holds nothing --init reads") as error:
+        load_initialization(str(tmp_path / "empty"))
+    for looked_for in ("finetuned.json", "saved_model.pb", "metadata.json", "*.index"):
+        assert looked_for in str(error.value)

@@ -283,6 +283,28 @@ def test_finetune_files_trains_scores_and_predicts_question_answering(tmp_path):
                  "--output", str(out)]) == 0  # fmt: skip
     from_file = [json.loads(line) for line in out.read_text().splitlines()]
     assert [f["answer"] for f in from_file] == [p["answer"] for p in predicted]
+    # A full or read-only disk under --output: one sentence, exit 2, nothing written.
+    import electra_tf.io.durable as durable
+
+    for number, reason, said in ((28, "No space left on device", "the disk is full"),
+                                 (30, "Read-only file system", "read-only")):  # fmt: skip
+
+        def refuse(path, *args, **kwargs):
+            raise OSError(number, reason, str(path))
+
+        original_write = durable.write_atomic
+        durable.write_atomic = refuse
+        stderr = io.StringIO()
+        try:
+            with contextlib.redirect_stderr(stderr):
+                status = main(["predict", "--model", str(tmp_path / "run"), "--input", str(dev),
+                               "--output", str(tmp_path / "full.jsonl")])  # fmt: skip
+        finally:
+            durable.write_atomic = original_write
+        assert status == 2 and not (tmp_path / "full.jsonl").exists()
+        said_lines = [x for x in stderr.getvalue().splitlines() if x.startswith("electra-tf")]
+        assert len(said_lines) == 1 and "Traceback" not in stderr.getvalue()
+        assert said in said_lines[0] and "full.jsonl" in said_lines[0]
     # The export answers as the run: through `predict`, and raw in a process without us.
     assert main(["export", "--checkpoint", str(tmp_path / "run"),
                  "--out", str(tmp_path / "serving")]) == 0  # fmt: skip
