@@ -59,8 +59,8 @@ def disk_error(error: BaseException) -> str | None:
     """One sentence for an `OSError` of a disk that cannot take a write (full, read-only,
     not permitted), naming the file; None for any other error.
 
-    >>> disk_error(OSError(28, "No space left on device", "runs/x/model.keras"))
-    'Could not write runs/x/model.keras: the disk is full; free space there or choose another folder.'
+    >>> print(disk_error(OSError(28, "No space left on device", "runs/model.keras")))
+    Could not write runs/model.keras: the disk is full; free space there or choose another folder.
     >>> disk_error(ValueError("no")) is None
     True
     """

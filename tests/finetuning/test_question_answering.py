@@ -289,7 +289,7 @@ def test_finetune_files_trains_scores_and_predicts_question_answering(tmp_path):
     for number, reason, said in ((28, "No space left on device", "the disk is full"),
                                  (30, "Read-only file system", "read-only")):  # fmt: skip
 
-        def refuse(path, *args, **kwargs):
+        def refuse(path, *args, number=number, reason=reason, **kwargs):
             raise OSError(number, reason, str(path))
 
         original_write = durable.write_atomic
