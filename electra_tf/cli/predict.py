@@ -62,8 +62,10 @@ def run(args) -> int:
             "text": args.text_column, "text_pair": args.text_pair_column,
             "question": args.question_column, "context": args.context_column,
         }  # fmt: skip
-        texts, pairs = read_inputs(args.input, predictor.info, args.format, columns)
+        read = read_inputs(args.input, predictor.info, args.format, columns)
+        texts, pairs, rows, skipped = read
     else:
+        rows, skipped = None, {}
         texts = predictor.kind.inputs_from_texts(list(args.texts))
         pairs = list(args.text_pair) or None
         if pairs is not None and len(pairs) != len(texts):
@@ -71,14 +73,36 @@ def run(args) -> int:
                 f"Give one --text-pair (or --context) per text: {len(texts)} texts, "
                 f"{len(pairs)} pairs."
             )
-    rows = predict_rows(predictor, texts, pairs, args.batch_size, progress=bool(args.output))
+    predicted = predict_rows(predictor, texts, pairs, args.batch_size, bool(args.output))
+    shown = with_rows(predicted, rows, skipped)
+    lines = (json.dumps(row, ensure_ascii=False) + "\n" for row in shown)
     if args.output:
         from electra_tf.io.durable import write_atomic
 
-        lines = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-        write_atomic(args.output, lines)
-        print(json.dumps({"output": args.output, "examples": lines.count("\n")}))
+        text = "".join(lines)
+        write_atomic(args.output, text)
+        summary = {"output": args.output, "examples": text.count("\n") - len(skipped)}
+        if skipped:
+            summary["not_predicted"] = len(skipped)
+        print(json.dumps(summary))
     else:
-        for row in rows:
-            sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
+        for line in lines:
+            sys.stdout.write(line)
     return 0
+
+
+def with_rows(predicted, rows, skipped: dict):
+    """The prediction rows with each input's `row` (its row number in the file), and a row
+    `{"row": n, "error": why}` in its place for each row that could not be predicted: one
+    output line per input row, in the file's order."""
+    if rows is None:
+        yield from predicted
+        return
+    pending = sorted(skipped.items())  # row numbers of a table or CoNLL file
+    for row, output in zip(rows, predicted, strict=True):
+        while pending and isinstance(row, int) and pending[0][0] < row:
+            number, why = pending.pop(0)
+            yield {"row": number, "error": why}
+        yield {"row": row, **output}
+    for number, why in pending:
+        yield {"row": number, "error": why}

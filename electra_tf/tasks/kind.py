@@ -16,10 +16,38 @@ kinds are asked in `priority` order whether they claim the labels.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from electra_tf.config import ConfigError
 from electra_tf.tasks.registry import get_kind, kind_names
 
-__all__ = ["Kind", "infer_kind", "label_order"]
+__all__ = ["Kind", "Inputs", "infer_kind", "label_order", "row_of"]
+
+
+class Inputs(NamedTuple):
+    """A file's inputs to predict: `texts` (or word lists), `pairs` (or None), each input's
+    `rows` (its row number in the file, or its id), and `skipped`: {row: why it could not
+    be predicted} for the rows left out."""
+
+    texts: list
+    pairs: list | None
+    rows: list
+    skipped: dict
+
+
+def row_of(guid: str):
+    """The row number in a guid "file.csv:12" (else the guid itself).
+
+    >>> row_of("train.csv:12"), row_of("q-7")
+    (12, 'q-7')
+    """
+    tail = str(guid).rsplit(":", 1)[-1]
+    return int(tail) if tail.isdigit() else str(guid)
+
+
+def skipped_rows(report) -> dict:
+    """{row: reason} of a `ReadReport`'s skipped rows."""
+    return {row: reason for reason, rows in report.skipped_rows.items() for row in rows}
 
 
 def label_order(names) -> list[str]:
@@ -165,18 +193,19 @@ class Kind:
         return list(texts)
 
     @classmethod
-    def read_inputs(cls, path, columns, format: str | None = None):
-        """(inputs, pairs or None) of a file to predict, read with `columns` (a dict)."""
+    def read_inputs(cls, path, columns, format: str | None = None) -> Inputs:
+        """The `Inputs` of a file to predict, read with `columns` (a dict)."""
         from electra_tf.datasets.files import Columns, read_table, table_format
 
         kind = table_format(path, format or columns.get("format"))
         if kind == "conll":
             raise ConfigError(f"{path} is a CoNLL file; a {cls.name} model reads tables.")
-        spec = Columns(**{**{k: v for k, v in columns.items() if v is not None}, "format": kind})
-        examples, _ = read_table(path, spec, needs_labels=False)
+        known = {k: v for k, v in columns.items() if v is not None and k in Columns.__annotations__}
+        spec = Columns(**{**known, "format": kind})
+        examples, report = read_table(path, spec, needs_labels=False)
         texts = [e.text_a for e in examples]
         pairs = [e.text_b for e in examples] if spec.text_pair else None
-        return texts, pairs
+        return Inputs(texts, pairs, [row_of(e.guid) for e in examples], skipped_rows(report))
 
     # -- the SavedModel ------------------------------------------------------------------------
 

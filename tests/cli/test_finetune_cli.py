@@ -73,6 +73,17 @@ def test_finetune_export_and_predict_from_the_command_line(tmp_path, capsys):
         for row, expected in zip(rows, test_rows):
             for name, p in expected["probabilities"].items():
                 assert abs(row["probabilities"][name] - p) < 1e-5
+    # One output line per input row, with its row number; a row it cannot read says why.
+    lines = ["body,verdict", "good movie,happy", ",happy", "bad plot,unhappy"]
+    gappy = write_lines(tmp_path / "gappy.csv", lines)
+    capsys.readouterr()
+    assert main(["predict", "--model", str(run), "--input", str(gappy),
+                 "--output", str(tmp_path / "gappy.jsonl")]) == 0  # fmt: skip
+    assert json.loads(capsys.readouterr().out)["not_predicted"] == 1
+    rows = [json.loads(line) for line in (tmp_path / "gappy.jsonl").open()]
+    assert [r["row"] for r in rows] == [2, 3, 4]
+    assert rows[1] == {"row": 3, "error": "empty_text"}
+    assert rows[0]["text"] == "good movie" and "label" in rows[0] and "label" in rows[2]
     capsys.readouterr()
     assert main(["predict", "--model", str(tmp_path / "serving"), "the movie was awful"]) == 0
     row = json.loads(capsys.readouterr().out)

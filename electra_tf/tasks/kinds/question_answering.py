@@ -34,7 +34,7 @@ from pathlib import Path
 from electra_tf.config import ConfigError
 from electra_tf.datasets import squad
 from electra_tf.metrics import squad_scores
-from electra_tf.tasks.kind import Kind
+from electra_tf.tasks.kind import Inputs, Kind, row_of, skipped_rows
 from electra_tf.tasks.kinds._text import encoder_and_preprocessor
 from electra_tf.tasks.question_answerer import ElectraQuestionAnswerer
 from electra_tf.tasks.question_answerer_preprocessor import ElectraQuestionAnswererPreprocessor
@@ -103,7 +103,7 @@ def read_questions(path, columns, needs_labels: bool = True):
                 ) from None
         qid = str(record.get("id", f"{path.name}:{number}"))
         example, problem = squad.squad_example(qid, question, context, answers, start)
-        if problem:
+        if problem and needs_labels:
             report.skipped[problem] += 1
             report.skipped_rows.setdefault(problem, []).append(number)
         examples.append(example)
@@ -249,8 +249,11 @@ class QuestionAnswering(Kind):
         from electra_tf.datasets.files import Columns
 
         known = {k: v for k, v in columns.items() if k in Columns.__dataclass_fields__ and v}
-        examples, _ = read_questions(path, Columns(**{**known, "format": format}), False)
-        return [e.question for e in examples], [e.context for e in examples]
+        examples, report = read_questions(path, Columns(**{**known, "format": format}), False)
+        return Inputs(
+            [e.question for e in examples], [e.context for e in examples],
+            [row_of(e.qid) for e in examples], skipped_rows(report),
+        )  # fmt: skip
 
     @classmethod
     def predict(cls, model, texts, pairs=None, batch_size: int = 32) -> list[dict]:

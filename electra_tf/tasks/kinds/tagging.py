@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from electra_tf.config import ConfigError
 from electra_tf.metrics import entity_scores
-from electra_tf.tasks.kind import Kind
+from electra_tf.tasks.kind import Inputs, Kind, row_of, skipped_rows
 from electra_tf.tasks.kinds._text import encoder_and_preprocessor
 from electra_tf.tasks.registry import register_kind
 from electra_tf.tasks.token_classifier import ElectraTokenClassifier
@@ -91,10 +91,12 @@ class Tagging(Kind):
         from electra_tf.datasets.files import table_format
 
         if table_format(path, format or columns.get("format")) == "conll":
-            sentences, _ = read_conll(path, needs_labels=False)
-            return [list(s.words) for s in sentences], None
-        texts, _ = super().read_inputs(path, columns, format)
-        return cls.inputs_from_texts(texts), None
+            sentences, report = read_conll(path, needs_labels=False)
+            words = [list(s.words) for s in sentences]
+            rows = [row_of(s.guid) for s in sentences]
+            return Inputs(words, None, rows, skipped_rows(report))
+        read = super().read_inputs(path, columns, format)
+        return read._replace(texts=cls.inputs_from_texts(read.texts), pairs=None)
 
     @classmethod
     def predict(cls, model, texts, pairs=None, batch_size: int = 32) -> list[dict]:
