@@ -200,15 +200,22 @@ def _vocabulary(init: Initialization) -> list[str]:
     return read_vocabulary(init.vocab_file)
 
 
+def _cut_rows(job, model, config, log) -> dict:
+    """{split: rows longer than max_seq_length} (cut when packed), said once if any."""
+    cut = {split: job.cut_rows(model, split) for split, rows in job.examples.items() if rows}
+    if log and any(cut.values()):
+        counts = ", ".join(f"{split} {n}" for split, n in cut.items() if n)
+        log(
+            f"rows longer than max_seq_length {config.max_seq_length} were cut to it: {counts} "
+            "(--max-seq-length up to the encoder's positions keeps more)"
+        )
+    return cut
+
+
 def _write_predictions(job, folder: Path, model, log) -> dict:
-    """Every evaluation split's predictions from the kept model (`model`, or read from the
-    folder when None), as JSON Lines."""
+    """Every evaluation split's predictions from the kept model, as JSON Lines."""
     if not hasattr(job, "predictions"):
         return {}
-    if model is None:
-        from electra_tf.tasks.model_folder import load_finetuned
-
-        model, _ = load_finetuned(folder)
     written = {}
     for split in job.examples:
         if split == "train" or not job.examples[split]:
@@ -310,6 +317,10 @@ def finetune(
     _log_rates(log, init, config)
     info = _model_info(task, init, config, request)
     runs, best, kept_model = _train_seeds(job, init, config, folder, info, log)
+    if kept_model is None:  # every seed was done already: read the kept model
+        from electra_tf.tasks.model_folder import load_finetuned
+
+        kept_model, _ = load_finetuned(folder)
     report = {
         "task": task.name,
         "init": init.source,
@@ -321,6 +332,7 @@ def finetune(
         "kept": {"seed": best["seed"], "epoch": best["best_epoch"], "selected_on": job.selection},
         "model": str(folder / "model"),
         "predictions": _write_predictions(job, folder, kept_model, log),
+        "cut_rows": _cut_rows(job, kept_model, config, log),
         "seconds": round(time.perf_counter() - started, 1),
     }
     _write_results(folder, report, job)

@@ -177,6 +177,11 @@ class Kind:
             verbose=0,
         )
 
+    def cut_rows(self, model, split: str) -> int:
+        """How many rows of `split` are longer than the model reads (0 where nothing is cut:
+        tagging counts `words_cut` in its scores, question answering reads windows)."""
+        return 0
+
     def splits(self) -> list[str]:
         """The evaluation splits that have labels to score."""
         return [

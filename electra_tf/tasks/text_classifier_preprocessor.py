@@ -176,5 +176,17 @@ class ElectraTextClassifierPreprocessor(WordPiecePreprocessor):
             return {"token_ids": empty, "padding_mask": empty, "segment_ids": empty}
         return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
 
+    def truncated(self, text_a, text_b=None, chunk: int = 4096) -> int:
+        """How many rows are longer than `sequence_length` (packing cuts them)."""
+        text_a, count = list(text_a), 0
+        for start in range(0, len(text_a), chunk):
+            tokenize = self.tokenizer.tokenize
+            total = tokenize(_as_strings(text_a[start : start + chunk])).row_lengths() + 2
+            if text_b is not None:
+                pair = _as_strings(list(text_b[start : start + chunk]))
+                total += tokenize(pair).row_lengths() + 1
+            count += int(tf.reduce_sum(tf.cast(total > self.sequence_length, tf.int32)))
+        return count
+
     def compute_output_shape(self, input_shape):
         return {name: (None, None) for name in ("token_ids", "padding_mask", "segment_ids")}

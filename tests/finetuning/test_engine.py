@@ -125,6 +125,23 @@ def test_a_run_recorded_before_new_settings_existed_still_resumes(tmp_path):
         _run(tmp_path, "run", vocab, train, dev, "epochs=1", "n_best=5")
 
 
+def test_rows_longer_than_the_maximum_length_are_counted_per_split(tmp_path):
+    vocab, train, dev = _files(tmp_path, n=80)
+    long = ["the movie was good and the plot was fine,pos", "the plot and the movie was bad,neg"]
+    train.write_text(train.read_text() + "\n".join(long) + "\n")
+    lines = []
+    report = _run(tmp_path, "run", vocab, train, dev, "epochs=1", "max_seq_length=8",
+                  progress=lines.append)  # fmt: skip
+
+    def expected(path):  # one piece per word here; [CLS] and [SEP] make two more
+        rows = path.read_text().splitlines()[1:]
+        return sum(len(row.split(",")[0].split()) + 2 > 8 for row in rows)
+
+    assert report["cut_rows"] == {"train": expected(train), "dev": expected(dev)}
+    assert report["cut_rows"]["train"] > 0
+    assert any("longer than max_seq_length 8 were cut" in line for line in lines)
+
+
 class _ScriptedJob:
     main_metric, selection = "accuracy", "dev"
 

@@ -66,6 +66,11 @@ class TextKind(Kind):
             return ([e.text_a for e in rows], [e.text_b for e in rows])
         return [e.text_a for e in rows]
 
+    def cut_rows(self, model, split: str) -> int:
+        texts = self.texts(split)
+        a, b = texts if self.task.pair else (texts, None)
+        return model.preprocessor.truncated(a, b)
+
     def fit(self, model, config, seed: int, initial_epoch: int, callbacks) -> None:
         labels = [e.label for e in self.examples["train"]]
         self.fit_rows(model, self.texts("train"), labels, config, seed, initial_epoch, callbacks)
