@@ -15,7 +15,6 @@ task's data; `finetune_files` the user's own files.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import shutil
 import tempfile
@@ -28,7 +27,8 @@ from electra_tf.config import ConfigError
 from electra_tf.datasets.readers import ReadReport
 from electra_tf.datasets.sources import task_splits
 from electra_tf.datasets.tasks import Task, get_task
-from electra_tf.finetuning.engine import read_json, train_seed
+from electra_tf.finetuning.engine import train_seed
+from electra_tf.finetuning.request import check_request
 from electra_tf.io.durable import write_atomic
 from electra_tf.tasks.config import FinetuneConfig, load_finetune_recipe
 from electra_tf.tasks.initialization import Initialization, load_initialization
@@ -106,50 +106,6 @@ def sample_rows(rows: list, count: int, seed: int = 0) -> list:
         return list(rows)
     chosen = np.random.default_rng(seed).choice(len(rows), size=count, replace=False)
     return [rows[i] for i in sorted(chosen)]
-
-
-def _digest_request(request: dict) -> str:
-    return hashlib.sha256(json.dumps(request, sort_keys=True).encode()).hexdigest()[:16]
-
-
-def _as_recorded(found: dict, request: dict) -> dict:
-    """`request` without the settings and columns that `found` (a run started by an older
-    version) did not record yet and that are at their defaults: an upgrade resumes."""
-    from electra_tf.datasets.files import Columns
-
-    defaults = {"config": dataclasses.asdict(FinetuneConfig()),
-                "columns": dataclasses.asdict(Columns())}  # fmt: skip
-    same = dict(request)
-    for key, default in defaults.items():
-        old, new = found.get(key), request.get(key)
-        if isinstance(old, dict) and isinstance(new, dict):
-            same[key] = {
-                k: v for k, v in new.items() if k in old or k not in default or v != default[k]
-            }
-    return same
-
-
-def _check_request(folder: Path, request: dict) -> None:
-    """Writes `request.json`, or refuses a folder that holds another request's run."""
-    path = folder / "request.json"
-    found = read_json(path)
-    if found is not None and found.get("digest") != _digest_request(request):
-        recorded = _as_recorded(found, request)
-        differing = sorted(
-            key
-            for key in set(found) | set(recorded)
-            if key != "digest" and found.get(key) != recorded.get(key)
-        )
-    else:
-        differing = []
-    if differing:
-        raise ConfigError(
-            f"{folder} holds a fine-tuning run of another request (its {', '.join(differing)} "
-            "differ); choose another --output-dir, or delete that folder to start over."
-        )
-    if found is None:
-        folder.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, json.dumps({**request, "digest": _digest_request(request)}, indent=2))
 
 
 def _keep_best(job, init, config, folder: Path, runs: list[dict], info: dict, log, trained=None):
@@ -312,7 +268,7 @@ def finetune(
     folder = Path(tempfile.mkdtemp(prefix="electra-tf-finetune-") if temporary else output_dir)
     settings = {k: v for k, v in dataclasses.asdict(config).items() if k != "seeds"}
     request = {"task": task.name, "init": init.source, "config": settings, **(request or {})}
-    _check_request(folder, request)
+    check_request(folder, request)
     log = (lambda line: progress(f"[finetune] {task.name} {line}")) if progress else None
     _log_rates(log, init, config)
     info = _model_info(task, init, config, request)

@@ -1,0 +1,65 @@
+"""A run folder's `request.json`: what was asked, so that a re-run resumes only the same run.
+
+`check_request(folder, request)` writes it into a new folder, or compares it with the one
+there: the same request resumes; another (other data, settings, columns, kind, labels)
+is refused in one sentence naming what differs. A run recorded by an older version,
+before some settings or columns existed, resumes when those are at their defaults.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from pathlib import Path
+
+from electra_tf.config import ConfigError
+from electra_tf.finetuning.engine import read_json
+from electra_tf.io.durable import write_atomic
+from electra_tf.tasks.config import FinetuneConfig
+
+__all__ = ["check_request"]
+
+
+def _digest_request(request: dict) -> str:
+    return hashlib.sha256(json.dumps(request, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _as_recorded(found: dict, request: dict) -> dict:
+    """`request` without the settings and columns that `found` (a run started by an older
+    version) did not record yet and that are at their defaults: an upgrade resumes."""
+    from electra_tf.datasets.files import Columns
+
+    defaults = {"config": dataclasses.asdict(FinetuneConfig()),
+                "columns": dataclasses.asdict(Columns())}  # fmt: skip
+    same = dict(request)
+    for key, default in defaults.items():
+        old, new = found.get(key), request.get(key)
+        if isinstance(old, dict) and isinstance(new, dict):
+            same[key] = {
+                k: v for k, v in new.items() if k in old or k not in default or v != default[k]
+            }
+    return same
+
+
+def check_request(folder: Path, request: dict) -> None:
+    """Writes `request.json`, or refuses a folder that holds another request's run."""
+    path = folder / "request.json"
+    found = read_json(path)
+    if found is not None and found.get("digest") != _digest_request(request):
+        recorded = _as_recorded(found, request)
+        differing = sorted(
+            key
+            for key in set(found) | set(recorded)
+            if key != "digest" and found.get(key) != recorded.get(key)
+        )
+    else:
+        differing = []
+    if differing:
+        raise ConfigError(
+            f"{folder} holds a fine-tuning run of another request (its {', '.join(differing)} "
+            "differ); choose another --output-dir, or delete that folder to start over."
+        )
+    if found is None:
+        folder.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, json.dumps({**request, "digest": _digest_request(request)}, indent=2))
