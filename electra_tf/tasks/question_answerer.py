@@ -7,7 +7,12 @@ import numpy as np
 
 from electra_tf.data.batching import ordered_batches, pad_batch, row_lengths
 from electra_tf.datasets import squad
-from electra_tf.tasks.base import INPUT_NAMES, TaskModel, encoder_and_preprocessor
+from electra_tf.tasks.base import (
+    INPUT_NAMES,
+    TaskModel,
+    encoder_and_preprocessor,
+    inference_function,
+)
 from electra_tf.tasks.question_answerer_preprocessor import (
     ElectraQuestionAnswererPreprocessor,
     as_examples,
@@ -22,11 +27,7 @@ def window_outputs(model, inputs: dict, batch_size: int, multiple: int = 1) -> d
     window order; start and end logits padded to `S` with -10000."""
     lengths = row_lengths(inputs["padding_mask"])
     width = inputs["token_ids"].shape[1]
-    forward = model.inference_function() if hasattr(model, "inference_function") else None
-    if forward is None:
-        from electra_tf.tasks.base import inference_function
-
-        forward = inference_function(model)
+    forward = inference_function(model)
     collected = {}
     for index in ordered_batches(lengths, batch_size):
         batch = pad_batch({k: inputs[k] for k in INPUT_NAMES}, index, lengths, multiple)

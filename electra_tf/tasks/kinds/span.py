@@ -8,14 +8,13 @@ files, predicted from the CLI or exported yet.
 from __future__ import annotations
 
 import keras
-import numpy as np
 
 import electra_tf.metrics as metric_functions
-from electra_tf.data.batching import batch_dataset, ordered_batches, pad_batch, row_lengths
+from electra_tf.data.batching import batch_dataset
 from electra_tf.data.tokenizer import ElectraTokenizer
 from electra_tf.datasets import squad
-from electra_tf.tasks.base import INPUT_NAMES, inference_function
 from electra_tf.tasks.kind import Kind
+from electra_tf.tasks.question_answerer import window_outputs
 from electra_tf.tasks.registry import register_kind
 from electra_tf.tasks.span_extractor import ElectraSpanExtractor
 
@@ -110,22 +109,7 @@ class Span(Kind):
 
     def score(self, model, split: str) -> dict:
         features = self._windows(split)
-        lengths = row_lengths(features.inputs["padding_mask"])
-        width = features.inputs["token_ids"].shape[1]
-        collected = {}
-        forward = inference_function(model)
-        for index in ordered_batches(lengths, self.config.eval_batch_size):
-            batch = pad_batch(features.inputs, index, lengths)
-            batch = {k: batch[k].astype(np.int32) for k in INPUT_NAMES}
-            for name, value in forward(batch).items():
-                value = np.asarray(value)
-                if name in ("start_logits", "end_logits"):
-                    pad = [(0, 0)] * (value.ndim - 1) + [(0, width - value.shape[-1])]
-                    value = np.pad(value, pad, constant_values=-10000.0)
-                collected.setdefault(name, [None] * len(lengths))
-                for row, i in enumerate(index):
-                    collected[name][i] = value[row]
-        outputs = {name: np.stack(values) for name, values in collected.items()}
+        outputs = window_outputs(model, features.inputs, self.config.eval_batch_size)
         predictions = squad.predict_answers(
             self.examples[split],
             features,
