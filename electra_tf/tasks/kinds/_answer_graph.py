@@ -38,6 +38,70 @@ def _chars_before(text, byte_offsets):
     return tf.strings.length(prefix, unit="UTF8_CHAR")
 
 
+def _max_context(offset, window_length, in_context, piece, total_pieces):
+    """`[W, L]`: whether this window gives the context piece at each position its most
+    context (BERT's rule in integers, `100 * min(left, right) + length`; the first window
+    wins ties), as `squad._has_max_context`."""
+    windows = tf.shape(piece, out_type=tf.int64)[0]
+    left, right = offset, window_length[:, None] - 1 - offset
+    most = 100 * tf.minimum(left, right) + window_length[:, None]
+    keys = tf.boolean_mask(piece, in_context)
+    best_context = tf.math.unsorted_segment_max(
+        tf.boolean_mask(most, in_context), keys, total_pieces
+    )
+    window_index = tf.broadcast_to(tf.range(windows)[:, None], tf.shape(piece))
+    achieving = tf.where(
+        tf.boolean_mask(most, in_context) == tf.gather(best_context, keys),
+        tf.boolean_mask(window_index, in_context),
+        windows,
+    )
+    first_window = tf.math.unsorted_segment_min(achieving, keys, total_pieces)
+    return in_context & (tf.gather(first_window, piece) == window_index)
+
+
+def _window_spans(start_logits, end_logits, in_context, max_context, settings):
+    """Per window `[W]`: the best candidate's start + end logit (`_NONE` if none) and its
+    start and end positions, among the `n_best` starts times the `n_best` ends that lie in
+    the context, in order, at most `max_answer_length` long, starting at a position of most
+    context (as `squad.best_spans`)."""
+    windows = tf.shape(start_logits, out_type=tf.int64)[0]
+    width = tf.shape(start_logits)[1]
+    k = tf.minimum(tf.cast(settings.n_best, tf.int32), width)
+    start_value, start_at = tf.math.top_k(start_logits, k)
+    end_value, end_at = tf.math.top_k(end_logits, k)
+    start_at, end_at = tf.cast(start_at, tf.int64), tf.cast(end_at, tf.int64)
+    s, e = start_at[:, :, None], end_at[:, None, :]
+    valid = (
+        tf.gather(max_context, start_at, batch_dims=1)[:, :, None]
+        & tf.gather(in_context, end_at, batch_dims=1)[:, None, :]
+        & (e >= s)
+        & (e - s + 1 <= settings.max_answer_length)
+    )
+    pair_value = start_value[:, :, None] + end_value[:, None, :]
+    # No candidate: a finite floor (segment maxima start from the lowest float, not -inf).
+    pair_value = tf.reshape(tf.where(valid, pair_value, _NONE), [windows, -1])
+    best_pair = tf.argmax(pair_value, axis=-1)
+    best_start = tf.gather(start_at, best_pair // tf.cast(k, tf.int64), batch_dims=1)
+    best_end = tf.gather(end_at, best_pair % tf.cast(k, tf.int64), batch_dims=1)
+    return tf.reduce_max(pair_value, axis=-1), best_start, best_end
+
+
+def _strip_outer(context, begin, end):
+    """Byte offsets `[B]` of `context[begin:end]` with the outer punctuation stripped, kept
+    when nothing else is left (as `squad._answer_span`)."""
+    span = tf.strings.substr(context, begin, end - begin, unit="BYTE")
+    lead = tf.strings.length(span) - tf.strings.length(
+        tf.strings.regex_replace(span, f"^{_OUTER}+", "")
+    )
+    trail = tf.strings.length(span) - tf.strings.length(
+        tf.strings.regex_replace(span, f"{_OUTER}+$", "")
+    )
+    keep = tf.cast(lead + trail, tf.int64) < end - begin
+    begin = tf.where(keep, begin + tf.cast(lead, tf.int64), begin)
+    end = tf.where(keep, end - tf.cast(trail, tf.int64), end)
+    return begin, end
+
+
 def answer_graph(module, question, context) -> dict:
     """`serving_default`'s outputs for `question` and `context` `[B]` (see the module)."""
     settings, tok = module.settings, module.tokenizer
@@ -90,45 +154,17 @@ def answer_graph(module, question, context) -> dict:
     offset = position - context_first[:, None]  # [W, L]
     in_context = (offset >= 0) & (offset < window_length[:, None])
     piece = tf.where(in_context, first_piece[:, None] + offset, 0)
-    left, right = offset, window_length[:, None] - 1 - offset
-    most = 100 * tf.minimum(left, right) + window_length[:, None]
     total_pieces = tf.shape(piece_ids, out_type=tf.int64)[0] + 1  # + 1: index 0 always valid
-    keys = tf.boolean_mask(piece, in_context)
-    best_context = tf.math.unsorted_segment_max(
-        tf.boolean_mask(most, in_context), keys, total_pieces
-    )
-    window_index = tf.broadcast_to(tf.range(windows)[:, None], tf.shape(piece))
-    achieving = tf.where(
-        tf.boolean_mask(most, in_context) == tf.gather(best_context, keys),
-        tf.boolean_mask(window_index, in_context),
-        windows,
-    )
-    first_window = tf.math.unsorted_segment_min(achieving, keys, total_pieces)
-    max_context = in_context & (tf.gather(first_window, piece) == window_index)
+    max_context = _max_context(offset, window_length, in_context, piece, total_pieces)
 
     # 3. The heads and the candidate spans.
     logits = module.logits(token_ids, padding_mask, segment_ids)
     penalty = (1.0 - tf.cast(padding_mask, tf.float32)) * -10000.0
     start_logits = logits["start_logits"] + penalty
     end_logits = logits["end_logits"] + penalty
-    k = tf.minimum(tf.cast(settings.n_best, tf.int32), tf.cast(width, tf.int32))
-    start_value, start_at = tf.math.top_k(start_logits, k)
-    end_value, end_at = tf.math.top_k(end_logits, k)
-    start_at, end_at = tf.cast(start_at, tf.int64), tf.cast(end_at, tf.int64)
-    s, e = start_at[:, :, None], end_at[:, None, :]
-    valid = (
-        tf.gather(max_context, start_at, batch_dims=1)[:, :, None]
-        & tf.gather(in_context, end_at, batch_dims=1)[:, None, :]
-        & (e >= s)
-        & (e - s + 1 <= settings.max_answer_length)
+    window_best, best_start, best_end = _window_spans(
+        start_logits, end_logits, in_context, max_context, settings
     )
-    pair_value = start_value[:, :, None] + end_value[:, None, :]
-    # No candidate: a finite floor (segment maxima start from the lowest float, not -inf).
-    pair_value = tf.reshape(tf.where(valid, pair_value, _NONE), [windows, -1])
-    best_pair = tf.argmax(pair_value, axis=-1)
-    window_best = tf.reduce_max(pair_value, axis=-1)
-    best_start = tf.gather(start_at, best_pair // tf.cast(k, tf.int64), batch_dims=1)
-    best_end = tf.gather(end_at, best_pair % tf.cast(k, tf.int64), batch_dims=1)
 
     question_best = tf.math.unsorted_segment_max(window_best, window_question, batch)
     chosen = tf.math.unsorted_segment_min(
@@ -152,16 +188,7 @@ def answer_graph(module, question, context) -> dict:
     zero = tf.zeros([1], tf.int64)
     begin = tf.where(has_answer, tf.gather(tf.concat([word_begin, zero], 0), first_word), 0)
     end = tf.where(has_answer, tf.gather(tf.concat([word_end, zero], 0), last_word), 0)
-    span = tf.strings.substr(context, begin, end - begin, unit="BYTE")
-    lead = tf.strings.length(span) - tf.strings.length(
-        tf.strings.regex_replace(span, f"^{_OUTER}+", "")
-    )
-    trail = tf.strings.length(span) - tf.strings.length(
-        tf.strings.regex_replace(span, f"{_OUTER}+$", "")
-    )
-    keep = tf.cast(lead + trail, tf.int64) < end - begin
-    begin = tf.where(keep, begin + tf.cast(lead, tf.int64), begin)
-    end = tf.where(keep, end - tf.cast(trail, tf.int64), end)
+    begin, end = _strip_outer(context, begin, end)
 
     log_start = tf.nn.log_softmax(tf.gather(start_logits, chosen), axis=-1)
     log_end = tf.nn.log_softmax(tf.gather(end_logits, chosen), axis=-1)
