@@ -65,6 +65,12 @@ class _Judged:
     def judge(self, healthy, reason=""):
         self.verdicts.append(healthy)
 
+    def lowest_loss_at(self, step):
+        self.lowest = step
+
+    def distrust_after(self, step, reason):
+        self.verdicts.append(("after", step))
+
 
 def test_the_guard_judges_losses_out_of_their_recent_range_and_skipped_steps():
     class Model:
@@ -139,6 +145,98 @@ def test_a_fresh_run_that_diverges_at_once_keeps_no_checkpoint_as_good(tmp_path,
     assert code == 2 and "no good checkpoint was written" in capsys.readouterr().err
     assert find_checkpoint(run) is None
     assert all(name.endswith(".unhealthy") for name in _names(run / "checkpoints"))
+
+
+def test_a_slow_climb_that_never_jumps_stops_the_run_at_four_times_its_lowest_median():
+    class Model:
+        stop_training = False
+        diverged_at = None
+
+        class optimizer:  # noqa: N801 - a stand-in with the attribute the guard reads
+            iterations = tf.Variable(0, dtype=tf.int64)
+
+    judged = _Judged()
+    model = Model()
+    guard = NonfiniteGuard("stop", checkpointer=judged, window=8, spike=2.0, drift=4.0)
+    guard.set_model(model)
+    # Down to 10 at step 5, then up 30% a step: never twice its recent maximum.
+    losses = [40.0, 30.0, 20.0, 12.0, 10.0] + [10.0 * 1.3**k for k in range(1, 30)]
+    for loss in losses:
+        model.optimizer.iterations.assign_add(1)
+        guard.on_train_batch_end(0, {"nonfinite": 0.0, "step_loss": loss})
+        if model.stop_training:
+            break
+    # The median is lowest at step 6: (13 + 20) / 2 = 16.5 over steps 1-6. At step 15 the
+    # last 8 (steps 8-15) have median (48.27 + 62.75) / 2 = 55.5 <= 4 x 16.5 = 66; at step
+    # 16 (steps 9-16), (62.75 + 81.57) / 2 = 72.16 > 66.
+    assert guard.lowest == (16.5, 6) and judged.lowest == 6
+    assert guard.failed_at == 16 and model.diverged_at == 16
+    assert judged.verdicts[-2:] == [False, ("after", 6)]
+    assert False not in judged.verdicts[:-2]  # no step before it jumped
+    assert guard.drifted == (
+        "the median of its last 8 losses rose to 72.16, over 4 times its lowest (16.5 at step 6)"
+    )
+
+
+def test_the_checkpoint_before_the_climb_outlives_pruning_and_the_rest_are_set_aside(tmp_path):
+    checkpointer = _checkpointer(tmp_path / "checkpoints", keep=2)
+    checkpointer.save(1)
+    checkpointer.judge(True)
+    checkpointer.lowest_loss_at(1)  # the loss was lowest after step 1, then rose slowly
+    for step in (2, 3, 4, 5):
+        checkpointer.save(step)
+        checkpointer.judge(True)  # no single step jumped: each is judged healthy
+    assert checkpointer.good == 5 and checkpointer.anchor == 1
+    names = ["step-00000001", "step-00000004", "step-00000005"]
+    assert _names(tmp_path / "checkpoints") == names
+    checkpointer.distrust_after(1, "written after the loss rose")
+    assert checkpointer.good == 1
+    moved = checkpointer.set_aside_unhealthy()
+    assert [p.name for p in moved] == ["step-00000004.unhealthy", "step-00000005.unhealthy"]
+    assert find_checkpoint(tmp_path).name == "step-00000001"
+
+
+def test_a_run_whose_loss_climbs_after_a_good_checkpoint_stops_and_keeps_it(tmp_path, capsys):
+    data = write_packed(tmp_path / "data", n=64, seq=16)
+    run = tmp_path / "run"
+    assert _pretrain(data, run, steps=6) == 0
+    good = _weights(load_pretrainer(run))
+    code = _pretrain(
+        data, run, "--set", "train.learning_rate=100", "--set", "train.checkpoint_every=1",
+        "--set", "train.keep_checkpoints=2", steps=40,
+    )  # fmt: skip
+    message = capsys.readouterr().err.strip().splitlines()[-1]
+    assert code == 2, message
+    assert "over 4 times its lowest" in message and "raise train.warmup_steps" in message
+    assert "the newest checkpoint, step-00000006, is the last good one" in message
+    names = _names(run / "checkpoints")
+    assert [n for n in names if not n.endswith(".unhealthy")] == ["step-00000006"]
+    assert find_checkpoint(run).name == "step-00000006"
+    for a, b in zip(good, _weights(load_pretrainer(run)), strict=True):
+        np.testing.assert_array_equal(a, b)
+    summary = json.loads((run / "last_run.json").read_text())
+    assert summary["status"] == "diverged"
+
+
+def test_export_refuses_a_checkpoint_written_in_trouble_unless_asked(tmp_path, capsys):
+    checkpointer = _checkpointer(tmp_path / "run" / "checkpoints")
+    checkpointer.save(1)
+    checkpointer.save(2, suspect="step 2's loss jumped to 90")
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "word"]) + "\n")
+    args = ["export", "--checkpoint", str(tmp_path / "run"), "--format", "reference"]
+    args += ["--vocab-file", str(vocab), "--out"]
+    assert main([*args, str(tmp_path / "refused")]) == 2
+    message = capsys.readouterr().err.strip()
+    step_1 = tmp_path / "run" / "checkpoints" / "step-00000001"
+    assert message.endswith(
+        f"step-00000002 was written while its run was in trouble (step 2's loss jumped to 90); "
+        f"name an earlier one ({step_1}) instead, or pass --allow-suspect to export it anyway."
+    )
+    assert not (tmp_path / "refused").exists()
+    assert main([*args, str(tmp_path / "one"), "--checkpoint", str(step_1)]) == 0
+    assert main([*args, str(tmp_path / "two"), "--allow-suspect"]) == 0
+    assert (tmp_path / "two").is_dir()
 
 
 # 2. Checkpoints without record.json --------------------------------------------------------

@@ -61,6 +61,11 @@ def add_parser(subparsers) -> None:
         help="serving and all: store ELECTRA-Small's 256->1024 feed-forward kernels transposed "
         "too, faster on oneDNN's AVX2 matmul (auto: when this machine's oneDNN runs AVX2)",
     )
+    parser.add_argument(
+        "--allow-suspect",
+        action="store_true",
+        help="export a checkpoint written while its run was in trouble (refused by default)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -96,7 +101,7 @@ def run(args) -> int:
     args.model_name = args.model_name or "electra"
 
     written = export_model(
-        load_pretrainer(args.checkpoint),
+        load_pretrainer(args.checkpoint, allow_suspect=args.allow_suspect),
         args.out,
         args.format,
         vocab_file=args.vocab_file,

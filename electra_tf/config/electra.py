@@ -301,21 +301,18 @@ class TrainConfig:
     flops_budget: float = 0.0  # stop once this many training FLOPs are spent (0: num_steps)
     # A step whose loss or gradient norm is not finite changes no weight. "stop" ends the
     # run there (no checkpoint of it; the last good one is kept); "skip" goes on, and stops
-    # after max_nonfinite_skips such steps in a row.
+    # after max_nonfinite_skips such steps in a row. The run also stops when the median of
+    # its last 20 losses exceeds divergence_factor x its lowest (0: never).
     on_nonfinite: str = "stop"
     max_nonfinite_skips: int = 10
+    divergence_factor: float = 4.0
     # multi_worker: a collective (gradient all-reduce) that a lost worker leaves unfinished
     # fails after this many seconds instead of hanging; the run then stops with a message.
     collective_timeout: float = 300.0
 
     def __post_init__(self):
-        for name in (
-            "batch_size",
-            "num_steps",
-            "checkpoint_every",
-            "keep_checkpoints",
-            "log_every",
-        ):
+        at_least_one = ("batch_size", "num_steps", "checkpoint_every", "keep_checkpoints")
+        for name in (*at_least_one, "log_every"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"train.{name} must be at least 1, got {getattr(self, name)}.")
         if self.warmup_steps < 0:
@@ -323,7 +320,8 @@ class TrainConfig:
         _check_finite(self, "train")
         if self.learning_rate <= 0:
             raise ConfigError(f"train.learning_rate must be positive, got {self.learning_rate}.")
-        for name in ("weight_decay", "adam_epsilon", "clip_norm", "flops_budget"):
+        not_negative = ("weight_decay", "adam_epsilon", "clip_norm", "flops_budget")
+        for name in (*not_negative, "divergence_factor"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"train.{name} must be >= 0, got {getattr(self, name)}.")
         for name in ("adam_beta_1", "adam_beta_2"):
@@ -331,7 +329,7 @@ class TrainConfig:
                 raise ConfigError(f"train.{name} must be in [0, 1), got {getattr(self, name)}.")
         if self.on_nonfinite not in ("stop", "skip"):
             raise ConfigError(
-                f"train.on_nonfinite must be stop or skip, got {self.on_nonfinite!r}."
+                f"train.on_nonfinite must be stop or skip, not {self.on_nonfinite!r}."
             )
         if self.max_nonfinite_skips < 1:
             raise ConfigError("train.max_nonfinite_skips must be at least 1.")

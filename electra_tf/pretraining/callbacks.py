@@ -8,6 +8,7 @@ import sys
 import time
 
 import keras
+import numpy as np
 import tensorflow as tf
 
 __all__ = ["Throughput", "StepScalars", "StepCheckpoint", "FlopsBudget", "NonfiniteGuard"]
@@ -150,23 +151,36 @@ class NonfiniteGuard(keras.callbacks.Callback):
     checkpoint written during it is suspect. Each step's verdict also judges the
     checkpoint written just before it, whose weights it ran on (`Checkpointer.judge`).
     With `mode="stop"` the first skipped step ends the run; with "skip" the run stops
-    after `max_skips` skipped in a row. A loss out of range alone never stops it. Place
-    it before `StepCheckpoint`: a stopped run writes no checkpoint of the failed step.
+    after `max_skips` skipped in a row. A single loss out of range never stops it.
+
+    A slow divergence never jumps: the loss climbs a little each step, or jumps once and
+    stays high. So the run also stops when the median of its last `window` finite losses
+    (judged once `window // 4` are in) is more than `drift` times the lowest such median
+    of the run (0: off); the checkpointer then trusts no checkpoint newer than that
+    lowest point (`Checkpointer.distrust_after`). Place the guard before
+    `StepCheckpoint`: a stopped run writes no checkpoint of the failed step.
 
     Attributes:
         skipped: non-finite steps seen (skipped) so far in this run.
         failed_at: the step that stopped the run, or None.
         trouble: why the run is in trouble now (a phrase), or None.
         first_sign: the run's first unhealthy step's reason, or None.
+        drifted: why the loss's median says the run diverged (a phrase), or None.
+        lowest: (median loss, step) at the run's lowest median so far, or None.
     """
 
-    def __init__(self, mode="stop", max_skips=10, checkpointer=None, window=20, spike=2.0):
+    def __init__(
+        self, mode="stop", max_skips=10, checkpointer=None, window=20, spike=2.0, drift=4.0
+    ):
         super().__init__()
         self.mode = mode
         self.max_skips = max_skips
         self.checkpointer = checkpointer
         self.window = window
         self.spike = spike
+        self.drift = drift
+        self.lowest = None
+        self.drifted = None
         self.recent = []  # the last `window` finite step losses
         self.healthy_in_a_row = 0
         self.in_a_row = 0
@@ -182,6 +196,19 @@ class NonfiniteGuard(keras.callbacks.Callback):
             return None
         limit = self.spike * max(self.recent) if self.recent else math.inf
         self.recent = (self.recent + [loss])[-self.window :]
+        median = float(np.median(self.recent))
+        if self.lowest is None or median < self.lowest[0]:
+            self.lowest = (median, step)
+            if self.checkpointer is not None:
+                self.checkpointer.lowest_loss_at(step)
+        elif self.drift and len(self.recent) >= max(1, self.window // 4):
+            if median > self.drift * self.lowest[0] > 0:
+                self.drifted = (
+                    f"the median of its last {len(self.recent)} losses rose to {median:.4g}, "
+                    f"over {self.drift:g} times its lowest ({self.lowest[0]:.4g} at step "
+                    f"{self.lowest[1]})"
+                )
+                return self.drifted
         if loss > limit > 0:
             return (
                 f"step {step}'s loss jumped to {loss:.4g}, over {self.spike:g} times its recent "
@@ -205,6 +232,12 @@ class NonfiniteGuard(keras.callbacks.Callback):
             self.healthy_in_a_row = 0
             self.trouble = self.trouble or reason
             self.first_sign = self.first_sign or reason
+        if self.drifted and self.failed_at is None:
+            if self.checkpointer is not None:
+                self.checkpointer.distrust_after(self.lowest[1], f"written after {self.drifted}")
+            self.failed_at = step
+            self.model.diverged_at = step
+            self.model.stop_training = True
         if not skipped:
             self.in_a_row = 0
             return

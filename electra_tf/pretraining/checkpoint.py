@@ -28,6 +28,7 @@ checkpoint as it was.
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import sys
@@ -185,6 +186,8 @@ class Checkpointer:
         self.log = log
         self._checkpoint = checkpoint_object(model)
         self.good = None  # newest step whose weights gave a healthy next step
+        self.good_steps = set()  # every step judged good
+        self.lowest_step = None  # the step of the run's lowest median loss (the guard's)
         self.unjudged = None  # newest step saved in good health, not judged yet
         self.bad = {}  # step -> why its checkpoint is not good
         self.touched = set()  # steps this run saved or restored (the ones it can judge)
@@ -214,9 +217,30 @@ class Checkpointer:
             return
         if healthy:
             self.good = self.unjudged
+            self.good_steps.add(self.unjudged)
         else:
             self.bad[self.unjudged] = reason or "the step after it was not healthy"
         self.unjudged = None
+
+    def lowest_loss_at(self, step: int) -> None:
+        """The run's median loss is at its lowest at `step`: pruning keeps the newest good
+        checkpoint at or before it (`anchor`), should the loss climb from there."""
+        self.lowest_step = int(step)
+
+    @property
+    def anchor(self) -> int | None:
+        """The newest good step at or before the run's lowest median loss."""
+        limit = self.lowest_step if self.lowest_step is not None else math.inf
+        return max((s for s in self.good_steps if s <= limit), default=None)
+
+    def distrust_after(self, step: int, reason: str) -> None:
+        """No checkpoint newer than `step` is good any more (the loss diverged from there)."""
+        for later in [s for s in self.touched | self.good_steps if s > step]:
+            self.bad.setdefault(later, reason)
+            self.good_steps.discard(later)
+        if self.unjudged is not None and self.unjudged > step:
+            self.unjudged = None
+        self.good = max(self.good_steps, default=None)
 
     def set_aside_unhealthy(self) -> list[Path]:
         """Moves the checkpoints this run wrote (or resumed from) that are newer than the
@@ -287,7 +311,9 @@ class Checkpointer:
         else:
             self.unjudged = int(step)
         for old in self.steps()[: -self.keep]:
-            if old != self.good:  # the newest good checkpoint outlives any pruning
+            # The newest good checkpoint, and the one before a climb of the loss, outlive
+            # any pruning.
+            if old not in (self.good, self.anchor):
                 remove_folder(self.directory / f"step-{old:08d}")
         return final
 
@@ -311,18 +337,46 @@ class Checkpointer:
         return step
 
 
-def load_pretrainer(path):
+def _suspect(folder: Path) -> str | None:
+    """Why `folder` was suspect when written (its `state.json`), or None."""
+    try:
+        return json.loads((folder / "state.json").read_text()).get("suspect")
+    except (OSError, ValueError, AttributeError):
+        return "its state.json does not read"
+
+
+def _refuse_suspect(folder: Path) -> None:
+    """One sentence when `folder` was written while its run was in trouble."""
+    suspect = _suspect(folder)
+    if not suspect:
+        return
+    steps = _step_folders(folder.parent)
+    earlier = [f for _, f in steps if f.name < folder.name and not _suspect(f)]
+    instead = (
+        f"name an earlier one ({earlier[-1]}) instead" if earlier else "no earlier one is good"
+    )
+    raise ConfigError(
+        f"Checkpoint {folder} was written while its run was in trouble ({suspect}); {instead}, "
+        "or pass --allow-suspect to export it anyway."
+    )
+
+
+def load_pretrainer(path, allow_suspect: bool = False):
     """A compiled `ElectraPretrainer` with the weights (and optimizer state) of a checkpoint.
 
     Args:
         path: a `step-N` folder, a run folder or its `checkpoints/` folder (newest
             checkpoint that verifies).
+        allow_suspect: load a checkpoint written while the run was in trouble (its
+            `state.json` says `suspect`); refused by default.
     """
     from electra_tf.pretraining.pretrainer import ElectraPretrainer
 
     folder = find_checkpoint(path)
     if folder is None:
         raise ConfigError(f"No checkpoint found at {path} (expected a step-N folder or a run).")
+    if not allow_suspect:
+        _refuse_suspect(folder)
     config = ElectraConfig.from_json((folder / "config.json").read_text(), str(folder))
     model = ElectraPretrainer(config)
     # Compiled, as when it was saved: Keras 3's object graph lists the compiled model's

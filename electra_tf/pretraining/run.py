@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import sys
 import time
 from pathlib import Path
 
@@ -140,6 +141,14 @@ def run_pretraining(
         _write_summary(output_dir, step, start, guard, logs, scalars.last_logs)
     if guard.failed_at:
         raise _diverged(guard, checkpointer, train)
+    if guard.trouble and is_chief:
+        good = f"step-{checkpointer.good:08d}" if checkpointer.good is not None else "none"
+        print(
+            f"Note: the run ended in trouble ({guard.trouble}): its last checkpoint is marked "
+            f"suspect, export refuses it without --allow-suspect, and the last good one is "
+            f"{good}.",
+            file=sys.stderr,
+        )
     return RunResult(
         model=model,
         step=step,
@@ -156,7 +165,9 @@ def _callbacks(config, output_dir: Path, checkpointer: Checkpointer, save_steps)
     any checkpoint of it, so a failed step is never saved."""
     train = config.train
     scalars = _step_scalars(output_dir, train, checkpointer.is_chief)
-    guard = NonfiniteGuard(train.on_nonfinite, train.max_nonfinite_skips, checkpointer)
+    guard = NonfiniteGuard(
+        train.on_nonfinite, train.max_nonfinite_skips, checkpointer, drift=train.divergence_factor
+    )
     return (
         scalars,
         guard,
@@ -347,7 +358,17 @@ def _diverged(guard: NonfiniteGuard, checkpointer: Checkpointer, train) -> Train
         else "no good checkpoint was written"
     )
     if moved:
-        kept += f"; the {len(moved)} written after {guard.first_sign} are now step-N.unhealthy"
+        after = guard.first_sign
+        if guard.drifted:
+            after = f"the loss's lowest point (step {guard.lowest[1]})"
+        kept += f"; the {len(moved)} written after {after} are now step-N.unhealthy"
+    if guard.drifted:
+        return TrainingDiverged(
+            f"Training diverged at step {guard.failed_at}: {guard.drifted}, and {kept}; lower "
+            f"train.learning_rate (now {train.learning_rate:g}) or raise train.warmup_steps "
+            f"(now {train.warmup_steps}), then rerun to resume (train.divergence_factor, now "
+            f"{train.divergence_factor:g}, sets the rule; 0 turns it off)."
+        )
     if train.on_nonfinite == "stop":
         what, advice = "a step", "or set train.on_nonfinite=skip"
     else:
