@@ -36,10 +36,12 @@ import tensorflow as tf
 
 from electra_tf.config import ConfigError
 from electra_tf.io.durable import (
+    ensure_space,
     fsync_path,
     os_reason,
     publishing,
     remove_folder,
+    variables_bytes,
     verify_record,
     write_atomic,
     write_record,
@@ -128,6 +130,8 @@ class EpochSelection(keras.callbacks.Callback):
     def _write_epoch(self, epoch: int) -> None:
         final = self.folder / f"epoch-{epoch:04d}"
         try:
+            # The weights and the optimizer's two moments of each.
+            ensure_space(self.folder, 3 * variables_bytes(self.model.weights))
             with publishing(final) as scratch:
                 checkpoint_object(self.model).write(str(scratch / "ckpt"))
                 (scratch / "state.json").write_text(json.dumps(self.state, indent=2) + "\n")
@@ -146,10 +150,19 @@ def write_best(model, folder: Path, entry: dict) -> None:
     """`best.weights.h5` (the model's weights now) and `best.json` (`entry`), each published
     whole: the weights under a scratch name, synced, then renamed."""
     scratch = folder / ".best-scratch.weights.h5"
-    model.save_weights(scratch)
-    fsync_path(scratch)
-    os.replace(scratch, folder / "best.weights.h5")
-    write_atomic(folder / "best.json", json.dumps(entry, indent=2) + "\n")
+    try:
+        ensure_space(folder, variables_bytes(model.weights))  # h5py crashes on a full disk
+        model.save_weights(scratch)
+        fsync_path(scratch)
+        os.replace(scratch, folder / "best.weights.h5")
+        write_atomic(folder / "best.json", json.dumps(entry, indent=2) + "\n")
+    except OSError as error:
+        scratch.unlink(missing_ok=True)
+        raise ConfigError(
+            f"Could not write the best epoch's weights into {folder} ({os_reason(error)}); "
+            "free space or choose a writable --output-dir, then rerun to resume: the epoch's "
+            "checkpoint holds them."
+        ) from None
 
 
 def _best_written(folder: Path, best: dict | None) -> bool:

@@ -26,6 +26,7 @@ True
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -45,6 +46,9 @@ __all__ = [
     "probe_writable",
     "os_reason",
     "digest",
+    "NoSpace",
+    "ensure_space",
+    "variables_bytes",
 ]
 
 RECORD = "record.json"
@@ -250,3 +254,45 @@ def os_reason(error: BaseException) -> str:
     reason = getattr(error, "strerror", None) or getattr(error, "message", None) or str(error)
     lines = str(reason).strip().splitlines() or [type(error).__name__]
     return lines[0][:200]
+
+
+#: Room kept free beyond a write's estimate (file-system blocks, h5 and zip overhead).
+SPACE_MARGIN = 16 * 2**20
+
+
+class NoSpace(OSError):
+    """A write refused before it started: its file system has too little room."""
+
+    def __init__(self, folder, needed: int, free: int):
+        reason = f"No space left on device: about {needed / 2**20:.0f} MB needed, "
+        super().__init__(errno.ENOSPC, reason + f"{free / 2**20:.0f} MB free", str(folder))
+        self.needed, self.free = needed, free
+
+
+def ensure_space(folder, needed: int) -> None:
+    """Raises `NoSpace` when the file system of `folder` has less room than a write of
+    about `needed` bytes takes (plus 5% and `SPACE_MARGIN`).
+
+    h5py kills the process (a segmentation fault) when the disk fills under it, and a
+    half-written file helps nobody: big writes check first.
+
+    >>> ensure_space("/", 0) is None
+    True
+    """
+    probe = Path(folder).absolute()
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    free = shutil.disk_usage(probe).free
+    wanted = int(needed * 1.05) + SPACE_MARGIN
+    if free < wanted:
+        raise NoSpace(folder, wanted, free)
+
+
+def variables_bytes(variables) -> int:
+    """Bytes the values of `variables` (Keras or TensorFlow) take."""
+    import numpy as np
+
+    def size(dtype) -> int:
+        return np.dtype(getattr(dtype, "as_numpy_dtype", dtype)).itemsize
+
+    return sum(int(np.prod(v.shape)) * size(v.dtype) for v in variables)

@@ -17,6 +17,7 @@ tanh-approximate GELU, so its difference is reported, not required).
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 __all__ = ["FORMATS", "export_model", "write_release", "RELEASE_TOLERANCE"]
@@ -49,7 +50,7 @@ def export_model(
     import tensorflow as tf
 
     from electra_tf.config import ConfigError
-    from electra_tf.io.durable import os_reason, probe_writable
+    from electra_tf.io.durable import ensure_space, os_reason, probe_writable, variables_bytes
     from electra_tf.pretraining.checkpoint import first_nonfinite_weight
 
     bad = first_nonfinite_weight(model)
@@ -75,10 +76,16 @@ def export_model(
         kernel_layout=kernel_layout,
     )
     out = Path(out)
+    existed = out.exists()
     try:
         probe_writable(out)
+        # The pretrainer's weights bound one format's (a release writes three).
+        ensure_space(out, variables_bytes(model.weights) * (3 if format == "all" else 1))
         return _WRITERS[format](model, out, options)
     except (OSError, tf.errors.OpError) as error:
+        if not existed:
+            with contextlib.suppress(OSError):
+                out.rmdir()  # only when empty
         raise ConfigError(
             f"Could not write the export into {out} ({os_reason(error)}); nothing was left "
             "half-written: free space or choose a writable --out."

@@ -379,7 +379,10 @@ def export_hugging_face(model, folder) -> dict:
             }
         target = folder / part
         with publishing(target) as scratch:  # synced and renamed into place; removed on error
-            save_file(state, str(scratch / "model.safetensors"), metadata={"format": "pt"})
+            try:
+                save_file(state, str(scratch / "model.safetensors"), metadata={"format": "pt"})
+            except Exception as error:  # noqa: BLE001 - safetensors raises its own SafetensorError
+                raise OSError(str(error).splitlines()[0][:200]) from None
             config = hugging_face_config(encoder, architecture)
             (scratch / "config.json").write_text(json.dumps(config, indent=2))
         written[part] = target

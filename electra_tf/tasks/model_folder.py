@@ -22,7 +22,14 @@ import json
 from pathlib import Path
 
 from electra_tf.config import ConfigError
-from electra_tf.io.durable import os_reason, publishing, verify_record, write_record
+from electra_tf.io.durable import (
+    ensure_space,
+    os_reason,
+    publishing,
+    variables_bytes,
+    verify_record,
+    write_record,
+)
 from electra_tf.tasks.initialization import FINETUNED_MARKER, FINETUNED_MODEL
 
 __all__ = [
@@ -41,6 +48,7 @@ def write_model_folder(model, folder, info: dict) -> Path:
     """
     folder = Path(folder)
     try:
+        ensure_space(folder.parent, variables_bytes(model.weights))  # h5py crashes when full
         with publishing(folder) as scratch:
             without_optimizer(model).save(scratch / FINETUNED_MODEL)
             vocabulary = info.get("vocabulary_tokens")

@@ -1,0 +1,138 @@
+"""A full disk under the big writes (issue 39, cases 3 and 5): each is refused before it
+starts, in one sentence that says the disk is full and how much it needs, and leaves no
+half-written file (h5py kills the process on a full disk, so the space is checked first).
+
+`small_disk` is a 4 MB tmpfs where the test may mount one (root on Linux), else a folder
+whose free space `shutil.disk_usage` reports as 4 MB: the checks are the same either way.
+"""
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from helpers import scratch_init, tiny_config, write_lines
+
+from electra_tf.cli import main
+from electra_tf.config import ConfigError
+from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
+from electra_tf.io.durable import SPACE_MARGIN, ensure_space, variables_bytes
+from electra_tf.pretraining.checkpoint import Checkpointer
+from electra_tf.pretraining.pretrainer import ElectraPretrainer
+
+FREE = 4 * 2**20
+
+
+@pytest.fixture
+def small_disk(tmp_path, monkeypatch):
+    folder = tmp_path / "disk"
+    folder.mkdir()
+    mount = ["mount", "-t", "tmpfs", "-o", f"size={FREE // 1024}k", "tmpfs", str(folder)]
+    try:
+        mounted = subprocess.run(mount, capture_output=True).returncode == 0
+    except OSError:
+        mounted = False
+    if not mounted:
+        real = shutil.disk_usage
+
+        def reported(path):
+            usage = real(path)
+            inside = str(Path(path).absolute()).startswith(str(folder))
+            return usage._replace(free=FREE) if inside else usage
+
+        monkeypatch.setattr(shutil, "disk_usage", reported)
+    yield folder
+    if mounted:
+        subprocess.run(["umount", str(folder)], check=False)
+
+
+def _files(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*")) if folder.exists() else []
+
+
+def test_ensure_space_counts_the_margin_and_names_what_is_needed(small_disk):
+    free = shutil.disk_usage(small_disk).free
+    assert 0 < free <= FREE
+    with pytest.raises(OSError) as caught:
+        ensure_space(small_disk / "new" / "folder", 0)
+    needed_mb = round(SPACE_MARGIN / 2**20)
+    assert caught.value.errno == 28 and caught.value.filename == str(small_disk / "new" / "folder")
+    assert f"about {needed_mb} MB needed, {free / 2**20:.0f} MB free" in str(caught.value)
+    ensure_space(small_disk.parent, 10 * 2**20)  # the test's own disk has room
+    assert variables_bytes(ElectraPretrainer(tiny_config()).weights) == sum(
+        np.asarray(w.numpy()).nbytes for w in ElectraPretrainer(tiny_config()).weights
+    )
+
+
+def test_fine_tuning_onto_a_full_disk_stops_in_one_sentence_with_nothing_half_written(
+    small_disk,
+):
+    from electra_tf.datasets.readers import read_glue_tsv
+    from electra_tf.datasets.tasks import TASKS
+    from electra_tf.finetuning.engine import write_best
+    from electra_tf.finetuning.run import finetune
+    from electra_tf.tasks.config import FinetuneConfig
+
+    words = ["good", "bad", "the", "movie"]
+    vocab = write_vocabulary([*SPECIAL_TOKENS, *words], small_disk.parent / "v.txt")
+    rows = ["sentence\tlabel", *[f"the movie {w}\t{int(w == 'good')}" for w in words * 8]]
+    train = write_lines(small_disk.parent / "train.tsv", rows)
+    data = {
+        "train": read_glue_tsv(TASKS["sst2"], train),
+        "dev": read_glue_tsv(TASKS["sst2"], train),
+    }
+    config = FinetuneConfig(epochs=1, batch_size=16, max_seq_length=8, layerwise_decay=1.0)
+    init = scratch_init(len(SPECIAL_TOKENS) + len(words), vocab)
+    out = small_disk / "run"
+    with pytest.raises(ConfigError) as caught:
+        finetune(TASKS["sst2"], init, data, config, output_dir=out, progress=None)
+    message = str(caught.value)
+    assert message.startswith("Could not write ") and "epoch-0001" in message
+    assert "(No space left on device: about 16 MB needed, " in message
+    assert message.endswith("The previous epoch's checkpoint is untouched.")
+    assert not [f for f in _files(out) if f.endswith((".h5", ".keras")) or "tmp" in f]
+
+    # The best epoch's weights: the h5 write is refused before it starts, no scratch left.
+    import keras
+
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3)])
+    seed_folder = small_disk / "seed-1"
+    seed_folder.mkdir()
+    with pytest.raises(ConfigError) as caught:
+        write_best(model, seed_folder, {"epoch": 1})
+    assert "(No space left on device: about 16 MB needed, " in str(caught.value)
+    assert str(caught.value).endswith("rerun to resume: the epoch's checkpoint holds them.")
+    assert _files(seed_folder) == []
+
+
+def test_the_kept_model_folder_is_not_started_on_a_full_disk(small_disk):
+    import keras
+
+    from electra_tf.tasks.model_folder import write_model_folder
+
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3)])
+    with pytest.raises(ConfigError) as caught:
+        write_model_folder(model, small_disk / "model", {"kind": "classification"})
+    assert "No space left on device: about 16 MB needed" in str(caught.value)
+    assert _files(small_disk) == []
+
+
+@pytest.mark.parametrize("format", ["serving", "hub", "keras-hub", "hugging-face", "all"])
+def test_every_export_format_onto_a_full_disk_gets_one_sentence_and_no_folder(
+    small_disk, tmp_path, capsys, format
+):
+    run = tmp_path / "run"
+    model = ElectraPretrainer(tiny_config())
+    model.compile()
+    Checkpointer(run / "checkpoints", model).save(1)
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "word"]) + "\n")
+    out = small_disk / "export"
+    code = main(["export", "--checkpoint", str(run), "--format", format,
+                 "--vocab-file", str(vocab), "--out", str(out)])  # fmt: skip
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(lines) == 1
+    assert f"Could not write the export into {out} (No space left on device: about " in lines[0]
+    assert lines[0].endswith("free space or choose a writable --out.")
+    assert _files(small_disk) == []  # not even an empty --out
