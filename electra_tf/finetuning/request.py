@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 from pathlib import Path
 
 from electra_tf.config import ConfigError
@@ -42,12 +43,29 @@ def _as_recorded(found: dict, request: dict) -> dict:
     return same
 
 
+def _where_it_is(request: dict) -> dict:
+    """`request` with files compared by content (a run resumes from another directory, or
+    one recorded with relative paths), and a local `init` folder by its absolute path."""
+    same = dict(request)
+    if isinstance(same.get("data"), dict):
+        same["data"] = {
+            split: {k: v for k, v in entry.items() if k != "path"} if isinstance(entry, dict)
+            else entry
+            for split, entry in same["data"].items()
+        }  # fmt: skip
+    init = same.get("init")
+    if isinstance(init, str) and os.path.exists(init):
+        same["init"] = os.path.abspath(init)
+    return same
+
+
 def check_request(folder: Path, request: dict) -> None:
     """Writes `request.json`, or refuses a folder that holds another request's run."""
     path = folder / "request.json"
     found = read_json(path)
     if found is not None and found.get("digest") != _digest_request(request):
-        recorded = _as_recorded(found, request)
+        found = _where_it_is(found)
+        recorded = _as_recorded(found, _where_it_is(request))
         differing = sorted(
             key
             for key in set(found) | set(recorded)

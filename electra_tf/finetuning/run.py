@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
 import tempfile
 import time
@@ -267,7 +268,8 @@ def finetune(
     temporary = output_dir is None
     folder = Path(tempfile.mkdtemp(prefix="electra-tf-finetune-") if temporary else output_dir)
     settings = {k: v for k, v in dataclasses.asdict(config).items() if k != "seeds"}
-    request = {"task": task.name, "init": init.source, "config": settings, **(request or {})}
+    source = os.path.abspath(init.source) if os.path.exists(init.source) else init.source
+    request = {"task": task.name, "init": source, "config": settings, **(request or {})}
     check_request(folder, request)
     log = (lambda line: progress(f"[finetune] {task.name} {line}")) if progress else None
     _log_rates(log, init, config)

@@ -89,7 +89,7 @@ def user_task(
 
 def _file_record(path) -> dict:
     path = Path(path)
-    return {"path": str(path), "bytes": path.stat().st_size, "sha256": digest(path)}
+    return {"path": str(path.absolute()), "bytes": path.stat().st_size, "sha256": digest(path)}
 
 
 def finetune_files(

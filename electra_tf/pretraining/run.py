@@ -39,6 +39,7 @@ from electra_tf.pretraining.run_config import (
     check_resume_config,
     config_for_data,
     config_for_vocabulary,
+    with_absolute_paths,
 )
 from electra_tf.pretraining.warm_start import apply_warm_start
 
@@ -122,6 +123,7 @@ def run_pretraining(
         the output folder cannot be written, and `TrainingDiverged` when the guard stops it.
     """
     started, output_dir, train = time.perf_counter(), Path(output_dir), config.train
+    config = with_absolute_paths(config)
     strategy, (is_chief, worker_id) = make_strategy(train), worker_info()
     inputs = _training_files(config, text_sources)
     model, checkpointer = _build(config, strategy, output_dir, is_chief, worker_id)

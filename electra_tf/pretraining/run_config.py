@@ -139,12 +139,34 @@ def config_for_vocabulary(config: ElectraConfig, vocab_file) -> ElectraConfig:
     )
 
 
+#: The `data` fields that name files: a run records them absolute.
+PATH_FIELDS = ("train_files", "eval_files", "vocab_file")
+
+
+def _absolute(spec: str) -> str:
+    """Each comma-separated path, glob or folder of `spec` absolute (URLs as they are)."""
+    parts = [p.strip() for p in spec.split(",")] if spec else []
+    return ",".join(p if "://" in p else os.path.abspath(p) for p in parts if p)
+
+
+def with_absolute_paths(config: ElectraConfig) -> ElectraConfig:
+    """The config with its data files and vocabulary absolute, so that the run's recorded
+    config resumes and exports from any directory."""
+    data = {name: _absolute(getattr(config.data, name)) for name in PATH_FIELDS}
+    if all(data[name] == getattr(config.data, name) for name in PATH_FIELDS):
+        return config
+    return config.update({"data": data}, source="the paths made absolute")
+
+
 def check_resume_config(saved: ElectraConfig, current: ElectraConfig, folder) -> None:
-    """Resuming needs the same model, objective and data; the train section may change."""
+    """Resuming needs the same model, objective and data; the train section may change.
+    Paths compare absolute (a run recorded before they were is read from here)."""
     for section in ("model", "objective", "data"):
         old, new = getattr(saved, section), getattr(current, section)
         for field in dataclasses.fields(old):
             a, b = getattr(old, field.name), getattr(new, field.name)
+            if section == "data" and field.name in PATH_FIELDS:
+                a, b = _absolute(a), _absolute(b)
             if a != b:
                 raise ConfigError(
                     f"{folder} holds a run with {section}.{field.name}={a!r}, but this run asks "

@@ -75,6 +75,13 @@ def export_model(
         jit_compile=jit_compile,
         kernel_layout=kernel_layout,
     )
+    recorded = options["vocab_file"]
+    if recorded and "://" not in recorded and not Path(recorded).is_file():
+        where = "given" if vocab_file else "that the checkpoint's config records"
+        raise ConfigError(
+            f"The vocabulary {where}, {recorded}, is not there (moved or deleted?); give "
+            "--vocab-file with the vocabulary the model was trained with."
+        )
     out = Path(out)
     existed = out.exists()
     try:
