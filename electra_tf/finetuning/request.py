@@ -79,5 +79,13 @@ def check_request(folder: Path, request: dict) -> None:
             "differ); choose another --output-dir, or delete that folder to start over."
         )
     if found is None:
+        existed = folder.exists()
         folder.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, json.dumps({**request, "digest": _digest_request(request)}, indent=2))
+        try:
+            write_atomic(
+                path, json.dumps({**request, "digest": _digest_request(request)}, indent=2)
+            )
+        except OSError:
+            if not existed:
+                folder.rmdir()  # nothing else is in it yet
+            raise

@@ -86,6 +86,11 @@ def write_atomic(path, data: bytes | str) -> Path:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(scratch, path)
+    except OSError as error:
+        scratch.unlink(missing_ok=True)
+        if error.filename is None:  # a failed write or flush names no file: name it
+            raise OSError(error.errno, error.strerror or str(error), str(path)) from None
+        raise
     except BaseException:
         scratch.unlink(missing_ok=True)
         raise

@@ -85,9 +85,9 @@ def export_model(
     out = Path(out)
     existed = out.exists()
     try:
-        probe_writable(out)
         # The pretrainer's weights bound one format's (a release writes three).
         ensure_space(out, variables_bytes(model.weights) * (3 if format == "all" else 1))
+        probe_writable(out)
         return _WRITERS[format](model, out, options)
     except (OSError, tf.errors.OpError) as error:
         if not existed:

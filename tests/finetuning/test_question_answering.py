@@ -323,17 +323,33 @@ def test_finetune_files_trains_scores_and_predicts_question_answering(tmp_path):
         "q, c = json.load(sys.stdin)\n"
         "out = served(question=tf.constant(q), context=tf.constant(c))\n"
         "assert 'electra_tf' not in sys.modules\n"
-        "print(json.dumps([a.decode() for a in out['answer'].numpy()]))\n"
+        "print(json.dumps([[a.decode() for a in out['answer'].numpy()],\n"
+        "                  out['start'].numpy().tolist(), out['end'].numpy().tolist()]))\n"
     )
+    # Beside the dev rows: the answer at the very end of a context of several windows,
+    # after accents, CJK and emoji (offsets count characters, not bytes), and a context
+    # shorter than its question.
+    extra = [("where does ada live", "😀 東京 café . " + "the food was good . " * 12
+              + "ada lives in rome"), ("where does bob live", "in paris")]  # fmt: skip
+    asked = [*[(r["question"], r["context"]) for r in dev_rows], *extra]
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
     env.pop("PYTHONPATH", None)
     done = subprocess.run(
         [sys.executable, "-c", script, str(version)], capture_output=True, text=True, env=env,
-        input=json.dumps([[r["question"] for r in dev_rows], [r["context"] for r in dev_rows]]),
+        input=json.dumps([[q for q, _ in asked], [c for _, c in asked]]),
         cwd=str(tmp_path), timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == [p["answer"] for p in predicted]
+    answers, starts, ends = json.loads(done.stdout.strip().splitlines()[-1])
+    assert answers[: len(dev_rows)] == [p["answer"] for p in predicted]
+    assert answers[len(dev_rows) :] == ["rome", "paris"]
+    keras_answers = predictor([q for q, _ in extra], [c for _, c in extra])
+    assert [(a["answer"], a["start"], a["end"]) for a in keras_answers] == list(
+        zip(answers[len(dev_rows) :], starts[len(dev_rows) :], ends[len(dev_rows) :], strict=True)
+    )
+    for (_, context), answer, start, end in zip(asked, answers, starts, ends, strict=True):
+        assert context[start:end] == answer
+    assert ends[len(dev_rows)] == len(extra[0][1])  # the context's very last character
     # --init from the run and from its export gives the fine-tuned encoder.
     from electra_tf.tasks.initialization import load_initialization
 
@@ -359,8 +375,10 @@ def test_the_savedmodel_answers_as_the_keras_model_over_windows_and_unicode(tmp_
         as_examples,
     )
 
-    words = [*WORDS, "café", "(rome).", "paris,", '"bob"', "naïve", "x"]
-    tokens = [*SPECIAL_TOKENS, *WORDS, "café", "(", ")", ".", ",", '"', "naive", "##s"]
+    words = [*WORDS, "café", "(rome).", "paris,", '"bob"', "naïve", "x", "Zürich", "東京は",
+             "首都", "😀", "rome😀", "ÉCOLE"]  # fmt: skip
+    tokens = [*SPECIAL_TOKENS, *WORDS, "café", "(", ")", ".", ",", '"', "naive", "##s", "zurich",
+              "東", "京", "は", "首", "都", "😀", "ecole"]  # fmt: skip
     rng = np.random.default_rng(5)
     questions = [" ".join(rng.choice(WORDS, size=int(rng.integers(1, 8)))) for _ in range(24)]
     contexts = [  # some with double spaces, some empty
@@ -369,6 +387,9 @@ def test_the_savedmodel_answers_as_the_keras_model_over_windows_and_unicode(tmp_
         )
         for i in range(24)
     ]
+    # Contexts shorter than their (7-word) question, and CJK without spaces.
+    questions += ["who does ada live where the food"] * 3 + ["where is 東京"]
+    contexts += ["rome", "😀", "Zürich.", "東京は首都 東京は首都 rome 東京は首都"]
     for version_2, threshold in ((False, 0.0), (True, 0.002)):
         keras.utils.set_random_seed(int(version_2))
         encoder = ElectraEncoder(vocabulary_size=len(tokens), num_layers=1, hidden_dim=16,
@@ -396,5 +417,6 @@ def test_the_savedmodel_answers_as_the_keras_model_over_windows_and_unicode(tmp_
             assert contexts[i][want["start"] : want["end"]] == want["answer"]
         answered = sum(bool(w["answer"]) for w in expected)
         assert 0 < answered and (answered < len(expected) or not version_2)
+        assert any(not w["answer"].isascii() for w in expected)  # covered: non-ASCII answers
     missing, _, _ = ops_missing_from_tf_text_2_12_1([folder])
     assert not missing, missing
