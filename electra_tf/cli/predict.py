@@ -73,6 +73,13 @@ def run(args) -> int:
                 f"Give one --text-pair (or --context) per text: {len(texts)} texts, "
                 f"{len(pairs)} pairs."
             )
+    cut = predictor.cut_rows(texts, pairs)
+    if cut:
+        print(
+            f"{cut} of {len(texts)} inputs are longer than the model reads (its maximum length "
+            "in tokens) and were cut to it.",
+            file=sys.stderr,
+        )
     predicted = predict_rows(predictor, texts, pairs, args.batch_size, bool(args.output))
     shown = with_rows(predicted, rows, skipped)
     lines = (json.dumps(row, ensure_ascii=False) + "\n" for row in shown)
@@ -84,6 +91,8 @@ def run(args) -> int:
         summary = {"output": args.output, "examples": text.count("\n") - len(skipped)}
         if skipped:
             summary["not_predicted"] = len(skipped)
+        if cut:
+            summary["cut_rows"] = cut
         print(json.dumps(summary))
     else:
         for line in lines:

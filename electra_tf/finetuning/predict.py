@@ -32,6 +32,11 @@ class _KerasPredictor:
     def __call__(self, inputs, pairs=None) -> list[dict]:
         return self.kind.predict(self.model, inputs, pairs if self.pair else None, len(inputs))
 
+    def cut_rows(self, inputs, pairs=None) -> int | None:
+        """How many inputs are longer than the model reads (None: this kind cuts none)."""
+        pairs = pairs if self.pair else None
+        return self.kind.cut_inputs(self.model.preprocessor, inputs, pairs)
+
 
 class _SavedModelPredictor:
     def __init__(self, folder: Path):
@@ -47,6 +52,20 @@ class _SavedModelPredictor:
         self.kind = get_kind(config["task_kind"])
         self.labels = [str(name) for name in config["labels"] or []]
         self.signature = tf.saved_model.load(str(folder)).signatures["serving_default"]
+        self.folder = folder
+
+    def cut_rows(self, inputs, pairs=None) -> int | None:
+        """How many inputs are longer than the export reads (None: this kind cuts none)."""
+        from electra_tf.tasks.text_classifier_preprocessor import (
+            ElectraTextClassifierPreprocessor,
+        )
+
+        vocabulary = (self.folder / "assets" / "vocab.txt").read_text("utf-8").splitlines()
+        settings = {k: self.info[k] for k in ("lower_case", "strip_accents") if k in self.info}
+        preprocessor = ElectraTextClassifierPreprocessor(
+            vocabulary, sequence_length=self.info["seq_length"], **settings
+        )
+        return self.kind.cut_inputs(preprocessor, inputs, pairs if self.pair else None)
 
     def __call__(self, inputs, pairs=None) -> list[dict]:
         import tensorflow as tf

@@ -88,7 +88,7 @@ def write_atomic(path, data: bytes | str) -> Path:
         os.replace(scratch, path)
     except OSError as error:
         scratch.unlink(missing_ok=True)
-        if error.filename is None:  # a failed write or flush names no file: name it
+        if error.filename in (None, str(scratch)):  # name the file asked for
             raise OSError(error.errno, error.strerror or str(error), str(path)) from None
         raise
     except BaseException:

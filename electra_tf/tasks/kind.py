@@ -182,6 +182,12 @@ class Kind:
         tagging counts `words_cut` in its scores, question answering reads windows)."""
         return 0
 
+    @classmethod
+    def cut_inputs(cls, preprocessor, texts, pairs=None) -> int | None:
+        """How many of `texts` (with `pairs`) are longer than `preprocessor` reads; None
+        where this kind cuts nothing whole (tagging says `words_cut` per row)."""
+        return None
+
     def splits(self) -> list[str]:
         """The evaluation splits that have labels to score."""
         return [

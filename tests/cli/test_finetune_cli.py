@@ -74,14 +74,20 @@ def test_finetune_export_and_predict_from_the_command_line(tmp_path, capsys):
             for name, p in expected["probabilities"].items():
                 assert abs(row["probabilities"][name] - p) < 1e-5
     # One output line per input row, with its row number; a row it cannot read says why.
+    # A row longer than the model reads (128 tokens) is counted, by the run and the export.
     lines = ["body,verdict", "good movie,happy", ",happy", "bad plot,unhappy"]
+    lines.append("good " * 130 + ",happy")
     gappy = write_lines(tmp_path / "gappy.csv", lines)
-    capsys.readouterr()
-    assert main(["predict", "--model", str(run), "--input", str(gappy),
-                 "--output", str(tmp_path / "gappy.jsonl")]) == 0  # fmt: skip
-    assert json.loads(capsys.readouterr().out)["not_predicted"] == 1
+    for model in (run, tmp_path / "serving"):
+        capsys.readouterr()
+        assert main(["predict", "--model", str(model), "--input", str(gappy),
+                     "--output", str(tmp_path / "gappy.jsonl")]) == 0  # fmt: skip
+        said = capsys.readouterr()
+        summary = json.loads(said.out)
+        assert summary["not_predicted"] == 1 and summary["cut_rows"] == 1
+        assert "1 of 3 inputs are longer than the model reads" in said.err
     rows = [json.loads(line) for line in (tmp_path / "gappy.jsonl").open()]
-    assert [r["row"] for r in rows] == [2, 3, 4]
+    assert [r["row"] for r in rows] == [2, 3, 4, 5]
     assert rows[1] == {"row": 3, "error": "empty_text"}
     assert rows[0]["text"] == "good movie" and "label" in rows[0] and "label" in rows[2]
     capsys.readouterr()

@@ -69,7 +69,11 @@ class TextKind(Kind):
     def cut_rows(self, model, split: str) -> int:
         texts = self.texts(split)
         a, b = texts if self.task.pair else (texts, None)
-        return model.preprocessor.truncated(a, b)
+        return self.cut_inputs(model.preprocessor, a, b)
+
+    @classmethod
+    def cut_inputs(cls, preprocessor, texts, pairs=None) -> int | None:
+        return preprocessor.truncated(texts, pairs)
 
     def fit(self, model, config, seed: int, initial_epoch: int, callbacks) -> None:
         labels = [e.label for e in self.examples["train"]]
