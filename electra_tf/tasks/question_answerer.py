@@ -44,6 +44,26 @@ def window_outputs(model, inputs: dict, batch_size: int, multiple: int = 1) -> d
 
 
 @keras.saving.register_keras_serializable(package="electra_tf")
+def _of_strings(spec) -> bool:
+    import tensorflow as tf
+
+    specs = tf.nest.flatten(spec)
+    return len(specs) == 3 and all(s.dtype == tf.string for s in specs)
+
+
+def _strings_of(dataset) -> tuple[tuple[list, list], list]:
+    """((questions, contexts), answers) of a Dataset of `((question, context), answer)`."""
+    import numpy as np
+
+    columns = [[], [], []]
+    for element in dataset.as_numpy_iterator():
+        (question, context), answer = element
+        for column, value in zip(columns, (question, context, answer), strict=True):
+            column.extend(np.asarray(value).reshape(-1).tolist())
+    questions, contexts, answers = ([v.decode("utf-8") for v in c] for c in columns)
+    return (questions, contexts), answers
+
+
 class ElectraQuestionAnswerer(TaskModel, ElectraSpanExtractor):
     """ELECTRA's encoder with start/end heads and an answerability head, on raw strings.
 
@@ -157,11 +177,15 @@ class ElectraQuestionAnswerer(TaskModel, ElectraSpanExtractor):
             group_by_length: bool = True, answer_starts=None, **kwargs):  # fmt: skip
         """`keras.Model.fit` on `x = (questions, contexts)` and `y` = answers (a text, a
         list of accepted texts, or "" for none), each answer at `answer_starts[i]` (default:
-        its first occurrence); or on a `tf.data.Dataset` of (window inputs, `targets`)."""
+        its first occurrence). `x` may also be a `tf.data.Dataset` of strings
+        `((question, context), answer)`, batched or not: it is read once (windows are made
+        in Python), then trained on as lists; or of (window inputs, `targets`)."""
         import tensorflow as tf
 
         if isinstance(x, tf.data.Dataset):
-            return self.fit_dataset(x, epochs=epochs, **kwargs)
+            if not _of_strings(x.element_spec):
+                return self.fit_dataset(x, epochs=epochs, **kwargs)
+            x, y = _strings_of(x)
         questions, contexts = x
         examples, problems = as_examples(questions, contexts, y, answer_starts)
         if problems:

@@ -222,6 +222,46 @@ def test_question_answerer_learns_round_trips_and_keeps_the_threshold(tmp_path):
         np.testing.assert_allclose(a["no_answer"], b["no_answer"], atol=1e-6)
 
 
+def test_question_answerer_fits_a_dataset_of_strings_as_it_fits_lists():
+    import tensorflow as tf
+
+    from electra_tf.models.encoder import ElectraEncoder
+    from electra_tf.tasks.question_answerer import ElectraQuestionAnswerer
+    from electra_tf.tasks.question_answerer_preprocessor import (
+        ElectraQuestionAnswererPreprocessor,
+    )
+
+    tokens = [*SPECIAL_TOKENS, *WORDS, "."]
+    rows = _toy(48, 3)
+    questions, contexts = [r["question"] for r in rows], [r["context"] for r in rows]
+    answers = [r["answers"] for r in rows]
+    given = {
+        "lists": lambda: ((questions, contexts), answers),
+        "dataset": lambda: (tf.data.Dataset.from_tensor_slices(((questions, contexts), answers)),),
+        "batched": lambda: (
+            tf.data.Dataset.from_tensor_slices(((questions, contexts), answers)).batch(5),
+        ),
+    }
+    weights = {}
+    for name, arguments in given.items():
+        keras.utils.set_random_seed(0)
+        encoder = ElectraEncoder(vocabulary_size=len(tokens), num_layers=1, hidden_dim=16,
+            embedding_dim=16, num_heads=2, intermediate_dim=32, max_sequence_length=32,
+            dropout=0.0)  # fmt: skip
+        model = ElectraQuestionAnswerer(
+            encoder, ElectraQuestionAnswererPreprocessor(tokens, sequence_length=32)
+        )
+        model.build()
+        before = [w.numpy() for w in model.weights]
+        model.fit(*arguments(), epochs=1, batch_size=16, seed=0, verbose=0)
+        assert model.version_2 is True  # the dataset's empty answers made it SQuAD 2.0
+        weights[name] = [w.numpy() for w in model.weights]
+        assert not all(np.allclose(a, b) for a, b in zip(before, weights[name], strict=True))
+    for name in ("dataset", "batched"):
+        for a, b in zip(weights["lists"], weights[name], strict=True):
+            np.testing.assert_allclose(a, b, atol=1e-6)
+
+
 def _write_squad(path, rows):
     paragraphs = [
         {"context": r["context"], "qas": [{

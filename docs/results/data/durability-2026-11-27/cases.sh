@@ -67,6 +67,15 @@ done
 echo "left: $(left small)"
 umount small; umount ro
 
+say "5b. a disk with 120 KB left (the run's files start, its weights do not fit): export and finetune"
+mkdir -p tight; mount -t tmpfs -o size=1m tmpfs tight; dd if=/dev/zero of=tight/fill bs=1k count=904 2>/dev/null; df -k tight | tail -1 | awk '{print "free KB:", $4}'
+for F in keras-hub hugging-face serving; do
+  $E export --checkpoint good --format $F --out tight/$F >/dev/null 2>e5b$F.txt; echo "$F exit $?"; last e5b$F.txt
+done
+$E finetune --init good --train train.tsv --dev dev.tsv --epochs 1 --output-dir tight/run >/dev/null 2>e5bft.txt; echo "finetune exit $?"; last e5bft.txt
+echo "left: $(left tight)"
+umount tight
+
 say "6. predict --input with an empty text among 21 rows"
 $E predict --model ft --input gappy.tsv --output p6.jsonl >/dev/null 2>e6.txt; echo "exit $?; lines out: $(wc -l < p6.jsonl)"; last e6.txt; sed -n 8p p6.jsonl | cut -c1-200
 
