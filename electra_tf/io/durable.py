@@ -269,9 +269,18 @@ class NoSpace(OSError):
     """A write refused before it started: its file system has too little room."""
 
     def __init__(self, folder, needed: int, free: int):
-        reason = f"No space left on device: about {needed / 2**20:.0f} MB needed, "
-        super().__init__(errno.ENOSPC, reason + f"{free / 2**20:.0f} MB free", str(folder))
+        reason = f"No space left on device: about {_size(needed)} needed, {_size(free)} free"
+        super().__init__(errno.ENOSPC, reason, str(folder))
         self.needed, self.free = needed, free
+
+
+def _size(count: int) -> str:
+    """A byte count in KB under a megabyte, else in MB.
+
+    >>> _size(120 * 2**10), _size(16 * 2**20)
+    ('120 KB', '16 MB')
+    """
+    return f"{count / 2**20:.0f} MB" if count >= 2**20 else f"{count / 2**10:.0f} KB"
 
 
 def ensure_space(folder, needed: int) -> None:
