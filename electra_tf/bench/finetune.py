@@ -19,7 +19,10 @@ scoring dev after every epoch:
 - `electra_tf`: this package's fine-tuning engine (`finetune`: per-batch padding,
   length-grouped batches, dev selection, checkpoints, the kept model folder);
 - `pytorch`: Hugging Face `BertForSequenceClassification` in a plain loop, each
-  batch padded to its longest row (`DataCollatorWithPadding`'s rule);
+  batch padded to its longest row (`DataCollatorWithPadding`'s rule), its rows in a
+  shuffled order (`batches="random"`), or, with `batches="ours"`, the very batches
+  `electra_tf` trains on (`electra_tf.data.batching.epoch_batches` with the same seed,
+  epochs and lengths): the same rows in the same batches, padded to the same lengths;
 - `keras_hub`: keras-hub's `BertTextClassifier` built with the same config and
   its preprocessor (it pads every batch to `seq`).
 
@@ -62,6 +65,7 @@ class FinetuneBenchOptions:
     weight_decay: float = 0.01
     seed: int = 1  # round r runs seed + r - 1
     score_test: bool = False  # also score the test split at the epoch chosen on dev
+    batches: str = "random"  # pytorch: random (shuffled) | ours (electra_tf's batches)
     round: int = 0
 
 
@@ -120,6 +124,7 @@ def _record(options, **values) -> dict:
         "epochs": options.epochs,
         "batch": options.batch,
         "seq": options.seq,
+        "batches": options.batches if options.impl == "pytorch" else "ours",
         "peak_rss_mb": round(_peak_rss_mb(), 1),
         **values,
     }
@@ -159,6 +164,18 @@ def _train_electra_tf(options, encoder, splits, labels):
     return seconds, scores
 
 
+def peer_batches(options, lengths, epoch: int, rng) -> list:
+    """The PyTorch loop's training batches (row indices) of `epoch` (from 1): a shuffled
+    order, or with `batches="ours"` electra_tf's own batches of that epoch (same seed,
+    epoch and row lengths, so the same rows are padded to the same length)."""
+    from electra_tf.data.batching import epoch_batches
+
+    if options.batches == "ours":
+        return epoch_batches(lengths, options.batch, _seed(options), epoch - 1)
+    order = rng.permutation(len(lengths))
+    return [order[i : i + options.batch] for i in range(0, len(lengths), options.batch)]
+
+
 def _train_pytorch(options, encoder, splits, labels):
     import numpy as np
     import torch
@@ -171,10 +188,15 @@ def _train_pytorch(options, encoder, splits, labels):
     model = BertForSequenceClassification.from_pretrained(str(encoder), num_labels=len(labels))
     started = time.perf_counter()
 
-    def batches(rows, shuffle, rng):
-        order = rng.permutation(len(rows)) if shuffle else np.arange(len(rows))
-        for i in range(0, len(rows), options.batch):
-            chunk = [rows[j] for j in order[i : i + options.batch]]
+    def batches(rows, shuffle, rng, epoch=1):
+        if shuffle:
+            plan = peer_batches(options, lengths, epoch, rng)
+        else:
+            plan = np.array_split(
+                np.arange(len(rows)), range(options.batch, len(rows), options.batch)
+            )
+        for index in plan:
+            chunk = [rows[j] for j in index]
             encoded = tokenizer([t for t, _ in chunk], truncation=True, max_length=options.seq,
                                 padding="longest", return_tensors="pt")  # fmt: skip
             yield encoded, torch.tensor([label for _, label in chunk])
@@ -186,6 +208,8 @@ def _train_pytorch(options, encoder, splits, labels):
          {"params": no_decay, "weight_decay": 0.0}], lr=options.learning_rate, eps=1e-6,
     )  # fmt: skip
     train = splits["train"]
+    lengths = [len(ids) for ids in tokenizer([t for t, _ in train], truncation=True,
+                                             max_length=options.seq)["input_ids"]]  # fmt: skip
     steps = -(-len(train) // options.batch) * options.epochs
     scheduler = schedule(optimizer, int(0.1 * steps), steps)
     rng = np.random.default_rng(_seed(options))
@@ -200,7 +224,7 @@ def _train_pytorch(options, encoder, splits, labels):
     scores = {}
     for epoch in range(1, options.epochs + 1):
         model.train()
-        for encoded, target in batches(train, True, rng):
+        for encoded, target in batches(train, True, rng, epoch):
             loss = model(**encoded, labels=target).loss
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)

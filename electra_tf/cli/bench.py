@@ -347,6 +347,10 @@ def _add_finetune(which) -> None:
         "--score-test", type=_yes_no, default=False,
         help="true: also score the test split at the epoch chosen on dev (reviews)",
     )  # fmt: skip
+    parser.add_argument(
+        "--batches", default="random", choices=["random", "ours"],
+        help="pytorch's batches: random (shuffled) or ours (electra_tf's, padded alike)",
+    )  # fmt: skip
     parser.add_argument("--round", type=int, default=0, help="round number (set by the runner)")
     parser.set_defaults(handler=_finetune)
 
