@@ -33,15 +33,35 @@ def small_disk(tmp_path, monkeypatch):
         mounted = subprocess.run(mount, capture_output=True).returncode == 0
     except OSError:
         mounted = False
-    if not mounted:
-        real = shutil.disk_usage
+    if not mounted:  # a disk of FREE bytes: Python's writes past them fail with ENOSPC
+        import builtins
+        import errno
+        import io
+        import os
+
+        real_usage, real_open, used = shutil.disk_usage, builtins.open, [0]
+
+        def inside(path):
+            return str(Path(path).absolute()).startswith(str(folder))
 
         def reported(path):
-            usage = real(path)
-            inside = str(Path(path).absolute()).startswith(str(folder))
-            return usage._replace(free=FREE) if inside else usage
+            usage = real_usage(path)
+            return usage._replace(free=FREE - used[0]) if inside(path) else usage
+
+        class Limited(io.FileIO):
+            def write(self, data):
+                if used[0] + len(data) > FREE:
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                used[0] += len(data)
+                return super().write(data)
+
+        def limited_open(path, mode="r", *args, **kwargs):
+            if isinstance(path, (str, os.PathLike)) and inside(path) and set(mode) & set("wax"):
+                return io.BufferedWriter(Limited(os.fspath(path), mode.replace("b", "")))
+            return real_open(path, mode, *args, **kwargs)
 
         monkeypatch.setattr(shutil, "disk_usage", reported)
+        monkeypatch.setattr(builtins, "open", limited_open)
     yield folder
     if mounted:
         subprocess.run(["umount", str(folder)], check=False)
@@ -136,3 +156,57 @@ def test_every_export_format_onto_a_full_disk_gets_one_sentence_and_no_folder(
     assert f"Could not write the export into {out} (No space left on device: about " in lines[0]
     assert lines[0].endswith("free space or choose a writable --out.")
     assert _files(small_disk) == []  # not even an empty --out
+
+
+@pytest.fixture
+def read_only(tmp_path, monkeypatch):
+    """A read-only folder: a read-only tmpfs where the test may mount one, else a folder
+    whose `mkdir` and file opens for writing fail with EROFS."""
+    import errno
+    import os
+
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    mount = ["mount", "-t", "tmpfs", "-o", "size=1m,ro", "tmpfs", str(folder)]
+    try:
+        mounted = subprocess.run(mount, capture_output=True).returncode == 0
+    except OSError:
+        mounted = False
+    if not mounted:
+        real_mkdir = os.mkdir
+
+        def refuse(path, *args, **kwargs):
+            if str(Path(path).absolute()).startswith(str(folder)):
+                raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+            return real_mkdir(path, *args, **kwargs)
+
+        monkeypatch.setattr(os, "mkdir", refuse)
+    yield folder
+    if mounted:
+        subprocess.run(["umount", str(folder)], check=False)
+
+
+@pytest.mark.parametrize("disk", ["read_only", "small_disk"])
+def test_finetune_into_a_read_only_or_full_folder_is_one_sentence_and_leaves_nothing(
+    disk, request, monkeypatch, capsys
+):
+    from electra_tf.finetuning import user_task
+
+    folder = request.getfixturevalue(disk)
+    words = ["good", "bad", "the", "movie"]
+    vocab = write_vocabulary([*SPECIAL_TOKENS, *words], folder.parent / "v.txt")
+    rows = ["text\tlabel", *[f"the movie {w}\t{int(w == 'good')}" for w in words * 8]]
+    train = write_lines(folder.parent / "train.tsv", rows)
+    init = scratch_init(len(SPECIAL_TOKENS) + len(words), vocab)
+    monkeypatch.setattr(user_task, "load_initialization", lambda spec, vocab_file=None: init)
+    if disk == "small_disk":  # fill it: not even request.json fits
+        with open(folder / "fill", "wb") as fill:
+            fill.write(b"\0" * (shutil.disk_usage(folder).free - 1024))
+    out = folder / "run"
+    code = main(["finetune", "--init", "scratch", "--train", str(train), "--dev", str(train),
+                 "--epochs", "1", "--output-dir", str(out)])  # fmt: skip
+    said = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert code == 2 and len(said) == 1, said
+    reason = "the file system is read-only" if disk == "read_only" else "the disk is full"
+    assert said[0].startswith(f"electra-tf finetune: Could not write {out}") and reason in said[0]
+    assert not out.exists()
