@@ -19,10 +19,8 @@ scoring dev after every epoch:
 - `electra_tf`: this package's fine-tuning engine (`finetune`: per-batch padding,
   length-grouped batches, dev selection, checkpoints, the kept model folder);
 - `pytorch`: Hugging Face `BertForSequenceClassification` in a plain loop, each
-  batch padded to its longest row (`DataCollatorWithPadding`'s rule), its rows in a
-  shuffled order (`batches="random"`), or, with `batches="ours"`, the very batches
-  `electra_tf` trains on (`electra_tf.data.batching.epoch_batches` with the same seed,
-  epochs and lengths): the same rows in the same batches, padded to the same lengths;
+  batch padded to its longest row (`DataCollatorWithPadding`'s rule), of shuffled rows,
+  or with `batches="ours"` electra_tf's very batches (`peer_batches`);
 - `keras_hub`: keras-hub's `BertTextClassifier` built with the same config and
   its preprocessor (it pads every batch to `seq`).
 
@@ -189,13 +187,10 @@ def _train_pytorch(options, encoder, splits, labels):
     started = time.perf_counter()
 
     def batches(rows, shuffle, rng, epoch=1):
-        if shuffle:
-            plan = peer_batches(options, lengths, epoch, rng)
-        else:
-            plan = np.array_split(
-                np.arange(len(rows)), range(options.batch, len(rows), options.batch)
-            )
-        for index in plan:
+        plan = peer_batches(options, lengths, epoch, rng) if shuffle else None
+        for index in (
+            plan or np.array_split(range(len(rows)), range(0, len(rows), options.batch))[1:]
+        ):
             chunk = [rows[j] for j in index]
             encoded = tokenizer([t for t, _ in chunk], truncation=True, max_length=options.seq,
                                 padding="longest", return_tensors="pt")  # fmt: skip
