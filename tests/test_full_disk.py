@@ -173,14 +173,25 @@ def read_only(tmp_path, monkeypatch):
     except OSError:
         mounted = False
     if not mounted:
-        real_mkdir = os.mkdir
+        import builtins
+
+        real_mkdir, real_open = os.mkdir, builtins.open
+
+        def inside(path):
+            return str(Path(path).absolute()).startswith(str(folder))
 
         def refuse(path, *args, **kwargs):
-            if str(Path(path).absolute()).startswith(str(folder)):
+            if inside(path):
                 raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
             return real_mkdir(path, *args, **kwargs)
 
+        def refuse_open(path, mode="r", *args, **kwargs):
+            if isinstance(path, (str, os.PathLike)) and inside(path) and set(mode) & set("wax"):
+                raise OSError(errno.EROFS, os.strerror(errno.EROFS), os.fspath(path))
+            return real_open(path, mode, *args, **kwargs)
+
         monkeypatch.setattr(os, "mkdir", refuse)
+        monkeypatch.setattr(builtins, "open", refuse_open)
     yield folder
     if mounted:
         subprocess.run(["umount", str(folder)], check=False)
@@ -210,3 +221,18 @@ def test_finetune_into_a_read_only_or_full_folder_is_one_sentence_and_leaves_not
     reason = "the file system is read-only" if disk == "read_only" else "the disk is full"
     assert said[0].startswith(f"electra-tf finetune: Could not write {out}") and reason in said[0]
     assert not out.exists()
+
+
+@pytest.mark.parametrize("disk", ["read_only", "small_disk"])
+def test_a_refused_file_write_names_the_file_asked_for_not_its_scratch(disk, request):
+    from electra_tf.io.durable import write_atomic
+
+    folder = request.getfixturevalue(disk)
+    if disk == "small_disk":
+        with open(folder / "fill", "wb") as fill:
+            fill.write(b"\0" * shutil.disk_usage(folder).free)
+    with pytest.raises(OSError) as caught:
+        write_atomic(folder / "p.jsonl", "x" * 8192)
+    assert caught.value.errno == (30 if disk == "read_only" else 28)
+    assert caught.value.filename == str(folder / "p.jsonl")
+    assert not (folder / ".p.jsonl.tmp").exists()

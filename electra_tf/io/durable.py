@@ -86,13 +86,11 @@ def write_atomic(path, data: bytes | str) -> Path:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(scratch, path)
-    except OSError as error:
-        scratch.unlink(missing_ok=True)
-        if error.filename in (None, str(scratch)):  # name the file asked for
+    except BaseException as error:
+        with contextlib.suppress(OSError):  # a read-only folder refuses even this
+            scratch.unlink(missing_ok=True)
+        if isinstance(error, OSError) and error.filename in (None, str(scratch)):
             raise OSError(error.errno, error.strerror or str(error), str(path)) from None
-        raise
-    except BaseException:
-        scratch.unlink(missing_ok=True)
         raise
     fsync_path(path.parent)
     return path
