@@ -43,7 +43,6 @@ def window_outputs(model, inputs: dict, batch_size: int, multiple: int = 1) -> d
     return {name: np.stack(values) for name, values in collected.items()}
 
 
-@keras.saving.register_keras_serializable(package="electra_tf")
 def _of_strings(spec) -> bool:
     import tensorflow as tf
 
@@ -64,6 +63,7 @@ def _strings_of(dataset) -> tuple[tuple[list, list], list]:
     return (questions, contexts), answers
 
 
+@keras.saving.register_keras_serializable(package="electra_tf")
 class ElectraQuestionAnswerer(TaskModel, ElectraSpanExtractor):
     """ELECTRA's encoder with start/end heads and an answerability head, on raw strings.
 
