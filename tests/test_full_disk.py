@@ -236,3 +236,16 @@ def test_a_refused_file_write_names_the_file_asked_for_not_its_scratch(disk, req
     assert caught.value.errno == (30 if disk == "read_only" else 28)
     assert caught.value.filename == str(folder / "p.jsonl")
     assert not (folder / ".p.jsonl.tmp").exists()
+
+
+def test_an_export_into_a_small_read_only_folder_says_read_only_not_full(read_only, tmp_path):
+    from electra_tf.serving.formats import export_model
+
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "word"]) + "\n")
+    with pytest.raises(ConfigError) as caught:
+        export_model(
+            ElectraPretrainer(tiny_config()), read_only / "exp", "hub", vocab_file=str(vocab)
+        )
+    assert "(Read-only file system)" in str(caught.value)
+    assert not (read_only / "exp").exists()

@@ -18,6 +18,7 @@ tanh-approximate GELU, so its difference is reported, not required).
 from __future__ import annotations
 
 import contextlib
+import errno
 from pathlib import Path
 
 __all__ = ["FORMATS", "export_model", "write_release", "RELEASE_TOLERANCE"]
@@ -86,8 +87,14 @@ def export_model(
     existed = out.exists()
     try:
         # The pretrainer's weights bound one format's (a release writes three).
-        ensure_space(out, variables_bytes(model.weights) * (3 if format == "all" else 1))
-        probe_writable(out)
+        needed = variables_bytes(model.weights) * (3 if format == "all" else 1)
+        try:
+            probe_writable(out)  # read-only says so first
+        except OSError as error:
+            if error.errno == errno.ENOSPC:
+                ensure_space(out, needed)  # the sentence with the sizes
+            raise
+        ensure_space(out, needed)
         return _WRITERS[format](model, out, options)
     except (OSError, tf.errors.OpError) as error:
         if not existed:
