@@ -218,6 +218,30 @@ def test_a_run_whose_loss_climbs_after_a_good_checkpoint_stops_and_keeps_it(tmp_
     assert summary["status"] == "diverged"
 
 
+def test_a_run_that_ends_in_trouble_says_so_and_its_export_is_refused(tmp_path, capsys):
+    data = write_packed(tmp_path / "data", n=64, seq=16)
+    run = tmp_path / "run"
+    assert _pretrain(data, run, steps=6) == 0
+    capsys.readouterr()
+    # Two more steps at lr 100, the median rule off: step 8's loss (on step 7's weights)
+    # jumps, so the run ends in trouble and its last checkpoint is suspect.
+    code = _pretrain(
+        data, run, "--set", "train.learning_rate=100", "--set", "train.divergence_factor=0",
+        steps=8,
+    )  # fmt: skip
+    said = capsys.readouterr().err
+    assert code == 0
+    assert "Note: the run ended in trouble (step 8's loss jumped to " in said
+    assert "the last good one is step-00000006." in said
+    state = json.loads((run / "checkpoints" / "step-00000008" / "state.json").read_text())
+    assert state["suspect"].startswith("step 8's loss jumped to ")
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "word"]) + "\n")
+    args = ["export", "--checkpoint", str(run), "--format", "reference", "--vocab-file"]
+    assert main([*args, str(vocab), "--out", str(tmp_path / "x")]) == 2
+    assert "step-00000006) instead, or pass --allow-suspect" in capsys.readouterr().err
+
+
 def test_export_refuses_a_checkpoint_written_in_trouble_unless_asked(tmp_path, capsys):
     checkpointer = _checkpointer(tmp_path / "run" / "checkpoints")
     checkpointer.save(1)
