@@ -24,15 +24,20 @@ from electra_tf.pretraining.pretrainer import ElectraPretrainer
 FREE = 4 * 2**20
 
 
+def _mount_tmpfs(folder: Path, options: str) -> bool:
+    """Mounts a tmpfs with `options` on `folder`; False where this test may not mount."""
+    mount = ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(folder)]
+    try:
+        return subprocess.run(mount, capture_output=True).returncode == 0
+    except OSError:
+        return False
+
+
 @pytest.fixture
 def small_disk(tmp_path, monkeypatch):
     folder = tmp_path / "disk"
     folder.mkdir()
-    mount = ["mount", "-t", "tmpfs", "-o", f"size={FREE // 1024}k", "tmpfs", str(folder)]
-    try:
-        mounted = subprocess.run(mount, capture_output=True).returncode == 0
-    except OSError:
-        mounted = False
+    mounted = _mount_tmpfs(folder, f"size={FREE // 1024}k")
     if not mounted:  # a disk of FREE bytes: Python's writes past them fail with ENOSPC
         import builtins
         import errno
@@ -167,11 +172,7 @@ def read_only(tmp_path, monkeypatch):
 
     folder = tmp_path / "ro"
     folder.mkdir()
-    mount = ["mount", "-t", "tmpfs", "-o", "size=1m,ro", "tmpfs", str(folder)]
-    try:
-        mounted = subprocess.run(mount, capture_output=True).returncode == 0
-    except OSError:
-        mounted = False
+    mounted = _mount_tmpfs(folder, "size=1m,ro")
     if not mounted:
         import builtins
 
