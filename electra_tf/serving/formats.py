@@ -51,7 +51,7 @@ def export_model(
     import tensorflow as tf
 
     from electra_tf.config import ConfigError
-    from electra_tf.io.durable import ensure_space, os_reason, probe_writable, variables_bytes
+    from electra_tf.io.durable import os_reason, variables_bytes
     from electra_tf.pretraining.checkpoint import first_nonfinite_weight
 
     bad = first_nonfinite_weight(model)
@@ -87,14 +87,7 @@ def export_model(
     existed = out.exists()
     try:
         # The pretrainer's weights bound one format's (a release writes three).
-        needed = variables_bytes(model.weights) * (3 if format == "all" else 1)
-        try:
-            probe_writable(out)  # read-only says so first
-        except OSError as error:
-            if error.errno == errno.ENOSPC:
-                ensure_space(out, needed)  # the sentence with the sizes
-            raise
-        ensure_space(out, needed)
+        _check_room(out, variables_bytes(model.weights) * (3 if format == "all" else 1))
         return _WRITERS[format](model, out, options)
     except (OSError, tf.errors.OpError) as error:
         if not existed:
@@ -104,6 +97,20 @@ def export_model(
             f"Could not write the export into {out} ({os_reason(error)}); nothing was left "
             "half-written: free space or choose a writable --out."
         ) from None
+
+
+def _check_room(out: Path, needed: int) -> None:
+    """Raises OSError when `out` cannot take about `needed` bytes: a read-only folder says
+    so first; a full one says how much is needed and free."""
+    from electra_tf.io.durable import ensure_space, probe_writable
+
+    try:
+        probe_writable(out)
+    except OSError as error:
+        if error.errno == errno.ENOSPC:
+            ensure_space(out, needed)  # the sentence with the sizes
+        raise
+    ensure_space(out, needed)
 
 
 def _serving(model, out, o):
