@@ -345,11 +345,12 @@ def run_once(options: FinetuneBenchOptions) -> dict:
     )
 
 
-def _command(options: FinetuneBenchOptions, impl: str, number: int) -> list:
+def _command(options, impl: str, number: int) -> list:
     import sys
 
-    command = [sys.executable, "-m", "electra_tf.bench", "finetune", "--impl", impl]
-    for field in dataclasses.fields(FinetuneBenchOptions):
+    bench = getattr(options, "BENCH", "finetune")  # `bench qa` shares this runner
+    command = [sys.executable, "-m", "electra_tf.bench", bench, "--impl", impl]
+    for field in dataclasses.fields(options):
         if field.name not in ("impl", "round"):
             command += [f"--{field.name.replace('_', '-')}", str(getattr(options, field.name))]
     return [*command, "--round", str(number)]

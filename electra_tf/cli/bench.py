@@ -1,4 +1,4 @@
-"""`electra-tf bench step|peers|profile|floor|kernels|precision|input|serving|prepare|finetune`:
+"""`electra-tf bench step|peers|profile|floor|kernels|precision|input|serving|prepare|finetune|qa`:
 JSON lines."""
 
 from __future__ import annotations
@@ -25,12 +25,14 @@ def add_parser(subparsers) -> None:
         "(the input pipeline against the step's consumption), `serving` (the exported "
         "SavedModel beside Keras and Hugging Face PyTorch) and `prepare` (corpus preparation "
         "with 1 and N workers beside tokenizers alone) and `finetune` (fine-tuning and "
-        "prediction on real text beside a PyTorch loop, keras-hub and transformers' pipeline).",
+        "prediction on real text beside a PyTorch loop, keras-hub and transformers' pipeline), "
+        "`qa` (the same for question answering on SQuAD-format files).",
     )
     which = parser.add_subparsers(
         dest="benchmark",
         metavar="BENCHMARK",
-        help="step, peers, profile, floor, kernels, precision, input, serving, prepare or finetune",
+        help="step, peers, profile, floor, kernels, precision, input, serving, prepare, "
+        "finetune or qa",
     )
     which.required = True
     _add_step(which)
@@ -43,6 +45,7 @@ def add_parser(subparsers) -> None:
     _add_serving(which)
     _add_prepare(which)
     _add_finetune(which)
+    _add_qa(which)
 
 
 def _print(record) -> None:
@@ -367,6 +370,40 @@ def _finetune(args) -> int:
         _print(finetune.run_once(options))
         return 0
     default = finetune.PREDICT_IMPLS if args.mode == "predict" else finetune.IMPLS
+    impls = [i for i in args.impls.split(",") if i] or list(default)
+    finetune.compare(options, impls, args.rounds, args.out, emit=_print)
+    return 0
+
+
+def _add_qa(which) -> None:
+    from electra_tf.bench.question_answering import QaBenchOptions
+
+    parser = which.add_parser(
+        "qa", help="question answering's fine-tuning and predict speed beside PyTorch, a pipeline"
+    )
+    parser.add_argument("--impls", default="", help="compared (default: all for --mode)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds (default 3)")
+    parser.add_argument("--out", default="", help="append every record to this JSON-lines file")
+    for field in dataclasses.fields(QaBenchOptions):  # --init, --train, --dev, --epochs, ...
+        flag = "--" + field.name.replace("_", "-")
+        default = None if field.name == "impl" else field.default
+        parser.add_argument(flag, type=type(field.default), default=default,
+                            help=f"default {field.default}" if default else "")  # fmt: skip
+    parser.set_defaults(handler=_qa)
+
+
+def _qa(args) -> int:
+    from electra_tf.bench import finetune
+    from electra_tf.bench import question_answering as qa
+    from electra_tf.config import ConfigError
+
+    options = _options(qa.QaBenchOptions, args, impl=args.impl or "electra_tf")
+    if not (options.init and options.train and options.dev):
+        raise ConfigError("bench qa needs --init ENCODER --train FILE --dev FILE (SQuAD JSON).")
+    if args.impl:
+        _print(qa.run_once(options))
+        return 0
+    default = qa.PREDICT_IMPLS if args.mode == "predict" else qa.IMPLS
     impls = [i for i in args.impls.split(",") if i] or list(default)
     finetune.compare(options, impls, args.rounds, args.out, emit=_print)
     return 0

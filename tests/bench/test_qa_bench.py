@@ -1,0 +1,95 @@
+"""bench qa: its runs' commands parse back, the PyTorch loop gets our very batches of windows,
+and the PyTorch answerer returns spans of the context at their character offsets."""
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+from electra_tf.bench import finetune
+from electra_tf.bench import question_answering as qa
+from electra_tf.cli import build_parser
+
+WORDS = "ada lovelace wrote the first program in london who where did paris went to".split()
+
+
+def _squad_file(path, rows):
+    data = [{"title": "t", "paragraphs": [
+        {"context": context, "qas": [{"id": f"q{n}", "question": question, "answers": [
+            {"text": answer, "answer_start": context.index(answer)}] if answer else [],
+            "is_impossible": not answer}]}
+        for n, (question, context, answer) in enumerate(rows)]}]  # fmt: skip
+    path.write_text(json.dumps({"version": "v2.0", "data": data}))
+    return str(path)
+
+
+@pytest.fixture()
+def encoder(tmp_path):
+    """A tiny random BERT that both sides read: config.json, weights and vocab.txt."""
+    hf = pytest.importorskip("transformers")
+    import torch
+
+    vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS, "?", "."]
+    config = hf.BertConfig(
+        vocab_size=len(vocabulary), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+        intermediate_size=32, max_position_embeddings=64,
+    )  # fmt: skip
+    torch.manual_seed(0)
+    folder = tmp_path / "encoder"
+    hf.BertModel(config).save_pretrained(str(folder))
+    (folder / "vocab.txt").write_text("".join(f"{t}\n" for t in vocabulary))
+    return str(folder)
+
+
+def test_a_qa_runs_command_parses_back_to_its_options():
+    options = qa.QaBenchOptions(
+        mode="predict", init="/m", train="/t.json", dev="/d.json", epochs=3, doc_stride=24
+    )
+    command = finetune._command(options, "pytorch", 2)
+    assert command[command.index("electra_tf.bench") + 1] == "qa"
+    args = build_parser().parse_args(["bench", *command[command.index("qa") :]])
+    parsed = qa.QaBenchOptions(
+        **{f.name: getattr(args, f.name) for f in dataclasses.fields(qa.QaBenchOptions)}
+    )
+    assert parsed == qa.QaBenchOptions(
+        impl="pytorch", mode="predict", init="/m", train="/t.json", dev="/d.json", epochs=3,
+        doc_stride=24, round=2,
+    )  # fmt: skip
+    assert qa._seed(parsed) == 2
+
+
+def test_the_pytorch_loop_trains_on_the_windows_and_batches_our_fit_makes(tmp_path, encoder):
+    from electra_tf.data.batching import batch_dataset
+
+    context = " ".join(WORDS * 3)
+    rows = [(f"who {w}?", context[: 80 + 12 * n], w if n % 3 else "") for n, w in enumerate(WORDS)]
+    train = _squad_file(tmp_path / "train.json", rows * 3)
+    options = qa.QaBenchOptions(init=encoder, train=train, batch=4, seq=32, doc_stride=8,
+                                max_query_length=6, seed=3, round=2)  # fmt: skip
+    _, windows = qa.windows_and_examples(options, "train")
+    count = len(windows.start_positions)
+    assert count > len(rows) * 3  # contexts of several windows
+    # What ElectraQuestionAnswerer.fit_packed trains on: the dataset of the run's seed.
+    ours = batch_dataset(windows.inputs, np.arange(count), batch_size=4, seed=4, epochs=range(2))
+    trained = [(x["padding_mask"].shape[1], sorted(y.numpy().tolist())) for x, y in ours]
+    given = [
+        sorted(np.asarray(i).tolist()) for e in (1, 2) for i in qa.peer_batches(options, windows, e)
+    ]
+    assert [r for _, r in trained] == given
+    lengths = windows.inputs["padding_mask"].sum(1)
+    assert [w for w, _ in trained] == [int(lengths[g].max()) for g in given]  # padded alike
+
+
+def test_the_pytorch_answerer_returns_spans_of_each_context(encoder):
+    options = qa.QaBenchOptions(init=encoder, seq=24, max_query_length=6, predict_batch=3)
+    answer = qa._pytorch_answerer(options, stride=4)
+    contexts = [" ".join(WORDS[n:] + WORDS[:n]) * 2 for n in range(5)]  # several windows each
+    questions = ["who wrote the program?", "where?", "did ada went to paris?", "who", "the"]
+    found = answer(questions, contexts)
+    assert len(found) == 5
+    for row, context in zip(found, contexts, strict=True):
+        assert 0 <= row["start"] < row["end"] <= len(context) and 0 < row["score"] <= 1
+        assert row["answer"] in ("", context[row["start"] : row["end"]])
+        words = context[row["start"] : row["end"]].split()
+        assert words and all(w in WORDS for w in words)  # never a piece of the question
