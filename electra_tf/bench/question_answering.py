@@ -25,11 +25,9 @@ weights). Records: `finetune_bench` lines with `task` "qa", examples/s counting 
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import math
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -87,27 +85,22 @@ def _record(options, **values) -> dict:
 
 
 def _train_electra_tf(options) -> tuple[float, dict]:
-    import json
+    from electra_tf.finetuning.user_task import finetune_files
 
-    from electra_tf.cli import main
-
+    settings = {
+        "learning_rate": options.learning_rate, "layerwise_decay": 1.0,
+        "batch_size": options.batch, "epochs": options.epochs, "max_seq_length": options.seq,
+        "doc_stride": options.doc_stride, "max_query_length": options.max_query_length,
+        "seed": _seed(options),
+    }  # fmt: skip
     with tempfile.TemporaryDirectory() as folder:
-        command = [
-            "finetune", "--init", options.init, "--train", options.train, "--dev", options.dev,
-            "--output-dir", str(Path(folder) / "run"), "--learning-rate",
-            str(options.learning_rate), "--layerwise-decay", "1.0", "--batch-size",
-            str(options.batch), "--epochs", str(options.epochs), "--max-seq-length",
-            str(options.seq), "--doc-stride", str(options.doc_stride), "--max-query-length",
-            str(options.max_query_length), "--seed", str(_seed(options)),
-        ]  # fmt: skip
-        started = time.perf_counter()
-        with contextlib.redirect_stdout(sys.stderr):  # our JSON record is stdout's last line
-            code = main(command)
+        started = time.perf_counter()  # what `electra-tf finetune` runs, the whole call
+        report = finetune_files(
+            options.init, train=options.train, dev=options.dev, progress=None,
+            output_dir=Path(folder) / "run", overrides=[f"{k}={v}" for k, v in settings.items()],
+        )  # fmt: skip
         seconds = time.perf_counter() - started
-        if code:
-            raise RuntimeError(f"electra-tf finetune exited {code}")
-        results = json.loads((Path(folder) / "run" / "results.json").read_text())
-    run = results["runs"][0]
+    run = report["runs"][0]
     return seconds, {"dev_f1": run["dev"]["f1"], "best_epoch": run["best_epoch"]}
 
 
