@@ -347,8 +347,9 @@ def answer_details(
             mapping = features.token_to_word[w]
             span = _answer_span(example, mapping[s], mapping[e])
             end_logits = outputs["end_logits"][w]
-            if starts is not None:  # the joint head: the end row of this start
-                end_logits = end_logits[list(np.asarray(starts)).index(s)]
+            if "start_candidates" in outputs:  # the joint head: the end row of this start
+                starts = list(np.asarray(outputs["start_candidates"][w]))
+                end_logits = end_logits[starts.index(s)]
             log_p = _log_softmax(outputs["start_logits"][w])[s] + _log_softmax(end_logits)[e]
             score = float(np.exp(log_p))
         details[example.qid] = {
@@ -373,8 +374,9 @@ def with_threshold(details: dict, threshold: float) -> dict:
 
 def best_threshold(details: dict, references: dict) -> tuple[float, float]:
     """(answerable-logit threshold, F1 in percent at it) that maximises SQuAD 2.0 F1 over
-    `references` (question id -> gold texts): the official script's best-threshold search.
-    Choose it on dev; apply it, unchanged, to test."""
+    `references` (question id -> gold texts): the official script's best-threshold search,
+    the threshold placed between two dev logits. Choose it on dev; apply it, unchanged, to
+    test."""
     from electra_tf.metrics import squad_f1
 
     qids = [q for q in references if q in details]
@@ -386,10 +388,10 @@ def best_threshold(details: dict, references: dict) -> tuple[float, float]:
     order = np.argsort(-logits, kind="stable")
     gains = np.concatenate([[0.0], np.cumsum((spans - empty)[order])])
     cut = int(np.argmax(gains))  # answer the `cut` questions of highest logit
-    if cut == 0:
-        threshold = float(logits.max()) + 1.0
-    else:
-        threshold = float(logits[order[cut - 1]])
+    # Halfway between the last answered logit and the first unanswered one (not on either:
+    # the same question scored in another batch or in the SavedModel differs by ~1e-6).
+    ends = np.concatenate([[logits.max() + 2.0], logits[order], [logits.min() - 2.0]])
+    threshold = float((ends[cut] + ends[cut + 1]) / 2)
     return threshold, float(100.0 * (empty.sum() + gains[cut]) / len(qids))
 
 

@@ -141,7 +141,8 @@ class TaskModel:
     ):  # fmt: skip
         """`keras.Model.fit` on packed `[N, S]` rows (see the module docstring).
 
-        `seed` defaults to a draw from NumPy's global generator; `validation_data` is
+        `features` may hold `start_positions` `[N]` (a joint span head's input) beside the
+        ids. `seed` defaults to a draw from NumPy's global generator; `validation_data` is
         `(features, targets)` of packed rows; `per_token_targets` cuts `[N, S]` targets
         with the inputs (tags), otherwise targets are whole rows (multi-hot labels).
         """
@@ -153,7 +154,11 @@ class TaskModel:
         seed = int(np.random.randint(2**31 - 1)) if seed is None else int(seed)
         multiple = self.packed_batch_multiple()
         dataset = batch_dataset(
-            {name: features[name] for name in INPUT_NAMES},
+            {
+                name: features[name]
+                for name in (*INPUT_NAMES, "start_positions")
+                if name in features
+            },
             targets,
             batch_size=batch_size,
             seed=seed,

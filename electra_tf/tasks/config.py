@@ -61,7 +61,7 @@ class FinetuneConfig:
     max_query_length: int = _field(64, "QA: question tokens kept")
     max_answer_length: int = _field(30, "QA: longest answer predicted (tokens)")
     n_best: int = _field(20, "QA: candidate starts and ends per window")
-    joint_end: bool = _field(False, "QA (--task squad*): the reference's end-given-start head")
+    joint_end: bool = _field(False, "QA: the reference's end-given-start head")
     beam_size: int = _field(20, "QA joint head: starts kept")
 
     def __post_init__(self):

@@ -131,7 +131,7 @@ class TaskServingModule(tf.Module):
         x = inference.encoder_sequence(
             encoder, token_ids, padding_mask, segment_ids, self.fused_attention_weights
         )  # [B*S, H]
-        return self._spec.kind.head(self, x, shape)
+        return self._spec.kind.head(self, x, shape, padding_mask=padding_mask)
 
     def _serve_ids(self, input_word_ids, input_mask, input_type_ids):
         outputs = self.logits(input_word_ids, input_mask, input_type_ids)

@@ -84,6 +84,9 @@ class ElectraQuestionAnswerer(TaskModel, ElectraSpanExtractor):
             so the weights saved with the best epoch carry the threshold chosen with them.
         n_best, max_answer_length: the candidate starts/ends per window, the longest answer
             (tokens).
+        joint_end, beam_size: the reference's joint head: the end scored given the start
+            (trained with the true start; at inference each of the `beam_size` best starts
+            gets its own `n_best` ends).
 
     Example:
 
@@ -108,10 +111,13 @@ class ElectraQuestionAnswerer(TaskModel, ElectraSpanExtractor):
         n_best: int = 20,
         max_answer_length: int = 30,
         dropout: float = 0.1,
+        joint_end: bool = False,
+        beam_size: int = 20,
         name="electra_question_answerer",
         **kwargs,
     ):
-        super().__init__(encoder, joint_end=False, name=name, **kwargs)
+        super().__init__(encoder, joint_end=bool(joint_end), beam_size=int(beam_size), name=name,
+                         **kwargs)  # fmt: skip
         self.preprocessor = preprocessor
         self.version_2 = bool(version_2)
         self.threshold = keras.Variable(
@@ -126,7 +132,7 @@ class ElectraQuestionAnswerer(TaskModel, ElectraSpanExtractor):
     def from_source(
         cls, source: str, sequence_length: int = 384, doc_stride: int = 128,
         max_query_length: int = 64, version_2: bool = False, dropout: float = 0.1,
-        vocab_file=None, pad_to: str = "longest",
+        vocab_file=None, pad_to: str = "longest", joint_end: bool = False, beam_size: int = 20,
     ) -> ElectraQuestionAnswerer:  # fmt: skip
         """A new question answerer on the encoder of SOURCE (anything `--init` accepts)."""
         from electra_tf.tasks.initialization import load_initialization
@@ -137,7 +143,8 @@ class ElectraQuestionAnswerer(TaskModel, ElectraSpanExtractor):
         )  # fmt: skip
         preprocessor.doc_stride = int(doc_stride)
         preprocessor.max_query_length = int(max_query_length)
-        model = cls(encoder, preprocessor, version_2=version_2, dropout=dropout)
+        model = cls(encoder, preprocessor, version_2=version_2, dropout=dropout,
+                    joint_end=joint_end, beam_size=beam_size)  # fmt: skip
         model.build()
         return model
 
@@ -163,6 +170,12 @@ class ElectraQuestionAnswerer(TaskModel, ElectraSpanExtractor):
         if isinstance(loss, str) and loss == "auto":
             kwargs.setdefault("loss_weights", self.default_loss_weights())
         super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
+
+    def packed_inputs(self, windows: squad.SquadFeatures) -> dict:
+        """The windows' model inputs for training: the joint head also reads the true start."""
+        if not self.joint_end:
+            return windows.inputs
+        return {**windows.inputs, "start_positions": windows.start_positions}
 
     @staticmethod
     def targets(windows: squad.SquadFeatures) -> dict:
@@ -204,8 +217,8 @@ class ElectraQuestionAnswerer(TaskModel, ElectraSpanExtractor):
             self.version_2 = True
         windows = self.preprocessor.windows(examples)
         return self.fit_packed(
-            windows.inputs, self.targets(windows), batch_size=batch_size, epochs=epochs,
-            seed=seed, group_by_length=group_by_length, **kwargs,
+            self.packed_inputs(windows), self.targets(windows), batch_size=batch_size,
+            epochs=epochs, seed=seed, group_by_length=group_by_length, **kwargs,
         )  # fmt: skip
 
     def answer_details(self, examples, batch_size: int = 32) -> dict:
@@ -235,6 +248,8 @@ class ElectraQuestionAnswerer(TaskModel, ElectraSpanExtractor):
             "n_best": self.n_best,
             "max_answer_length": self.max_answer_length,
             "dropout": self.dropout_rate,
+            "joint_end": self.joint_end,
+            "beam_size": self.beam_size,
         }
 
     @classmethod

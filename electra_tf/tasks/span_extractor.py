@@ -24,8 +24,8 @@ class ElectraSpanExtractor(keras.Model):
     With `joint_end=True`, the end logits are conditioned on a start position
     (the reference's joint head): the end scorer sees
     `dense(gelu(dense([h_j; h_start])))` and is trained with the true start;
-    at inference the top `beam_size` starts are each paired with their best
-    ends (see `electra_tf.datasets.squad.best_spans`).
+    at inference the top `beam_size` starts (every position of a shorter batch) are each
+    paired with their best ends (see `electra_tf.datasets.squad.best_spans`).
 
     Call arguments:
         inputs: dict with `token_ids`, `padding_mask`, `segment_ids` and, for the
@@ -104,12 +104,24 @@ class ElectraSpanExtractor(keras.Model):
         if "start_positions" in inputs:
             outputs["end_logits"] = self._end_logits(sequence, inputs["start_positions"]) + penalty
             return outputs
-        beam = min(self.beam_size, sequence.shape[1] or self.beam_size)
+        # The beam: the best `beam_size` starts (all of them in a shorter batch).
+        beam = ops.minimum(self.beam_size, ops.shape(start_logits)[1])
         _, starts = ops.top_k(start_logits, beam)  # [B, K]
-        ends = [self._end_logits(sequence, starts[:, k]) + penalty for k in range(beam)]
-        outputs["end_logits"] = ops.stack(ends, axis=1)  # [B, K, S]
+        outputs["end_logits"] = self.joint_end_logits(sequence, starts) + penalty[:, None, :]
         outputs["start_candidates"] = starts
         return outputs
+
+    def joint_end_logits(self, sequence, starts):
+        """End logits `[B, K, S]` given `[B, K]` starts each: `_end_logits` for all K at once
+        (the end scorer's kernel split into its token half and its start half)."""
+        hidden = ops.shape(sequence)[-1]
+        index = ops.broadcast_to(starts[:, :, None], (*ops.shape(starts), hidden))
+        start_vectors = ops.take_along_axis(sequence, index, axis=1)  # [B, K, H]
+        kernel, half = self.end_hidden.kernel, self.encoder.hidden_dim
+        tokens = ops.matmul(sequence, kernel[:half])[:, None, :, :]  # [B, 1, S, D]
+        chosen = ops.matmul(start_vectors, kernel[half:])[:, :, None, :]  # [B, K, 1, D]
+        features = self.end_hidden.activation(tokens + chosen + self.end_hidden.bias)
+        return ops.squeeze(self.end_dense(features), -1)
 
     def get_config(self):
         return {

@@ -75,6 +75,8 @@ def test_best_threshold_equals_a_brute_force_search():
     logits = sorted(v["answerable_logit"] for v in details.values())
     best = max(f1_at(t) for t in [*logits, logits[-1] + 1])
     assert f1 == pytest.approx(best) and f1_at(threshold) == pytest.approx(best)
+    # Halfway between dev logits, so a logit that moves by float noise keeps its side.
+    assert min(abs(threshold - x) for x in logits) > 1e-3
 
 
 def test_answers_not_at_their_offset_are_reported():
@@ -403,7 +405,8 @@ def test_finetune_files_trains_scores_and_predicts_question_answering(tmp_path):
 def test_the_savedmodel_answers_as_the_keras_model_over_windows_and_unicode(tmp_path):
     """The in-graph windows, candidate search, offsets and stripping equal the Python path
     on random questions and contexts (several windows each, punctuation, non-ASCII words,
-    empty contexts), for SQuAD 1.1 and 2.0; the graph's ops are TF Serving's."""
+    empty contexts), for SQuAD 1.1 and 2.0 and the joint end head; the graph's ops are TF
+    Serving's."""
     import tensorflow as tf
     from serving_ops import ops_missing_from_tf_text_2_12_1
 
@@ -430,22 +433,24 @@ def test_the_savedmodel_answers_as_the_keras_model_over_windows_and_unicode(tmp_
     # Contexts shorter than their (7-word) question, and CJK without spaces.
     questions += ["who does ada live where the food"] * 3 + ["where is 東京"]
     contexts += ["rome", "😀", "Zürich.", "東京は首都 東京は首都 rome 東京は首都"]
-    for version_2, threshold in ((False, 0.0), (True, 0.002)):
-        keras.utils.set_random_seed(int(version_2))
+    for version_2, threshold, joint in ((False, 0.0, False), (True, 0.002, False),
+                                        (False, 0.0, True)):  # fmt: skip
+        keras.utils.set_random_seed(int(version_2) + int(joint))
         encoder = ElectraEncoder(vocabulary_size=len(tokens), num_layers=1, hidden_dim=16,
             embedding_dim=16, num_heads=2, intermediate_dim=32, max_sequence_length=32)  # fmt: skip
         preprocessor = ElectraQuestionAnswererPreprocessor(
             tokens, sequence_length=24, doc_stride=6, max_query_length=8
         )
         model = ElectraQuestionAnswerer(
-            encoder, preprocessor, version_2=version_2, n_best=5, max_answer_length=4
-        )
+            encoder, preprocessor, version_2=version_2, n_best=5, max_answer_length=4,
+            joint_end=joint, beam_size=6,  # the joint head: 6 starts, each its 5 best ends
+        )  # fmt: skip
         model.build()
         model.threshold.assign(threshold)
         expected = model.predict_answers(questions, contexts)
         windows = preprocessor.windows(as_examples(questions, contexts)[0])
         assert len(windows.example_index) > 2 * len(questions)  # long contexts: windows
-        folder = export_finetuned(model, {"pair": True}, tmp_path / f"v{int(version_2)}",
+        folder = export_finetuned(model, {"pair": True}, tmp_path / f"v{version_2}{joint}",
                                   model_name="qa", warmup=version_2)  # fmt: skip
         served = tf.saved_model.load(str(folder)).signatures["serving_default"]
         got = served(question=tf.constant(questions), context=tf.constant(contexts))
@@ -460,3 +465,86 @@ def test_the_savedmodel_answers_as_the_keras_model_over_windows_and_unicode(tmp_
         assert any(not w["answer"].isascii() for w in expected)  # covered: non-ASCII answers
     missing, _, _ = ops_missing_from_tf_text_2_12_1([folder])
     assert not missing, missing
+
+
+def _qa_driver(tmp_path, run, point="none", epoch=0):
+    driver = os.path.join(os.path.dirname(__file__), "qa_kill_driver.py")
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.dirname(driver)))}
+    args = [sys.executable, driver, str(tmp_path), run, point, str(epoch)]
+    return subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
+
+
+def _qa_finished(tmp_path, run):
+    from electra_tf.tasks.model_folder import load_finetuned
+
+    result = json.loads((tmp_path / run / "results.json").read_text())["runs"][0]
+    model, _ = load_finetuned(tmp_path / run)
+    scores = {k: result[k] for k in ("best_epoch", "history", "dev")}
+    return scores, float(model.threshold.numpy()), [w.numpy() for w in model.weights]
+
+
+def test_kill_9_of_a_question_answering_run_resumes_to_the_uninterrupted_run(tmp_path):
+    """A real SIGKILL mid-epoch, and between an epoch's checkpoint (which holds the no-answer
+    threshold chosen on dev) and its best weights; each resumed run equals the uninterrupted
+    one in weights, threshold, best epoch and every dev score."""
+    write_vocabulary([*SPECIAL_TOKENS, *WORDS, "."], tmp_path / "vocab.txt")
+    _write_squad(tmp_path / "train.json", _toy(48, 0))
+    _write_squad(tmp_path / "dev.json", _toy(16, 1))
+    done = _qa_driver(tmp_path, "whole")
+    assert done.returncode == 0, done.stderr[-2000:]
+    scores, threshold, weights = _qa_finished(tmp_path, "whole")
+    assert scores["dev"]["f1"] > 50 and "threshold" in scores["dev"]
+    for point, epoch in (("mid-epoch", 2), ("before-best", scores["best_epoch"])):
+        run = f"killed-{point}"
+        killed = _qa_driver(tmp_path, run, point, epoch)
+        assert killed.returncode == -9, (point, killed.stderr[-2000:])
+        assert not (tmp_path / run / "results.json").exists()
+        resumed = _qa_driver(tmp_path, run)
+        assert resumed.returncode == 0, (point, resumed.stderr[-2000:])
+        got_scores, got_threshold, got_weights = _qa_finished(tmp_path, run)
+        assert (got_scores, got_threshold) == (scores, threshold), point
+        for x, y in zip(weights, got_weights, strict=True):
+            np.testing.assert_array_equal(x, y, err_msg=point)
+
+
+def test_the_joint_end_head_trains_from_files_keeps_and_exports(tmp_path):
+    """`--joint-end`: the end scored given the start, through the engine (trained with the true
+    start), the kept model and its SavedModel, which answer alike."""
+    import tensorflow as tf
+
+    from electra_tf.finetuning import user_task
+    from electra_tf.finetuning.predict import open_predictor
+    from electra_tf.tasks.model_folder import load_finetuned
+
+    vocab = write_vocabulary([*SPECIAL_TOKENS, *WORDS, "."], tmp_path / "vocab.txt")
+    init = scratch_init(len(SPECIAL_TOKENS) + len(WORDS) + 1, vocab)
+    train = _write_squad(tmp_path / "train.json", _toy(96, 0))
+    dev = _write_squad(tmp_path / "dev.json", _toy(16, 1))
+    original = user_task.load_initialization
+    user_task.load_initialization = lambda spec, vocab_file=None: init
+    try:
+        report = user_task.finetune_files(
+            "scratch", train=train, dev=dev, output_dir=tmp_path / "run", progress=None,
+            overrides=("epochs=10", "learning_rate=1e-2", "batch_size=16", "max_seq_length=32",
+                       "layerwise_decay=1.0", "joint_end=true", "beam_size=4"),
+        )  # fmt: skip
+    finally:
+        user_task.load_initialization = original
+    assert report["runs"][0]["dev"]["f1"] >= 90.0
+    model, _ = load_finetuned(tmp_path / "run")
+    assert (model.joint_end, model.beam_size) == (True, 4)
+    assert tuple(model.end_hidden.kernel.shape) == (32, 16)  # [token; start] -> hidden
+    rows = _toy(12, 3)
+    questions, contexts = [r["question"] for r in rows], [r["context"] for r in rows]
+    kept = open_predictor(tmp_path / "run")(questions, contexts)
+    golds = [[r["answers"]] if r["answers"] else [] for r in rows]
+    assert all(squad_f1(k["answer"], g) == 1.0 for k, g in zip(kept, golds, strict=True))
+    from electra_tf.cli import main
+
+    assert main(["export", "--checkpoint", str(tmp_path / "run"), "--out",
+                 str(tmp_path / "serving")]) == 0  # fmt: skip
+    folder = next((tmp_path / "serving").glob("*/*/saved_model.pb")).parent
+    served = tf.saved_model.load(str(folder)).signatures["serving_default"]
+    got = served(question=tf.constant(questions), context=tf.constant(contexts))
+    assert [a.decode() for a in got["answer"].numpy()] == [k["answer"] for k in kept]
+    np.testing.assert_allclose(got["score"].numpy(), [k["score"] for k in kept], atol=1e-5)

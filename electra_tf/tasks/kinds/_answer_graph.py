@@ -86,6 +86,31 @@ def _window_spans(start_logits, end_logits, in_context, max_context, settings):
     return tf.reduce_max(pair_value, axis=-1), best_start, best_end
 
 
+def _joint_window_spans(start_logits, end_logits, starts, in_context, max_context, settings):
+    """`_window_spans` for the joint head: each of the `[W, K]` `starts` with the `n_best` ends
+    of its own `[W, K, L]` end row (as `squad.best_spans` with `start_candidates`); also the
+    chosen start's row `[W]`."""
+    windows = tf.shape(start_logits, out_type=tf.int64)[0]
+    k = tf.minimum(tf.cast(settings.n_best, tf.int32), tf.shape(end_logits)[2])
+    end_value, end_at = tf.math.top_k(end_logits, k)  # [W, K, E]
+    starts, end_at = tf.cast(starts, tf.int64), tf.cast(end_at, tf.int64)
+    s, e = starts[:, :, None], end_at
+    ends_in_context = tf.gather(in_context, tf.reshape(end_at, [windows, -1]), batch_dims=1)
+    valid = (
+        tf.gather(max_context, starts, batch_dims=1)[:, :, None]
+        & tf.reshape(ends_in_context, tf.shape(end_at))
+        & (e >= s)
+        & (e - s + 1 <= settings.max_answer_length)
+    )
+    pair_value = tf.gather(start_logits, starts, batch_dims=1)[:, :, None] + end_value
+    pair_value = tf.reshape(tf.where(valid, pair_value, _NONE), [windows, -1])
+    best_pair = tf.argmax(pair_value, axis=-1)
+    row = best_pair // tf.cast(k, tf.int64)
+    best_start = tf.gather(starts, row, batch_dims=1)
+    best_end = tf.gather(tf.reshape(end_at, [windows, -1]), best_pair, batch_dims=1)
+    return tf.reduce_max(pair_value, axis=-1), best_start, best_end, row
+
+
 def _strip_outer(context, begin, end):
     """Byte offsets `[B]` of `context[begin:end]` with the outer punctuation stripped, kept
     when nothing else is left (as `squad._answer_span`)."""
@@ -161,10 +186,18 @@ def answer_graph(module, question, context) -> dict:
     logits = module.logits(token_ids, padding_mask, segment_ids)
     penalty = (1.0 - tf.cast(padding_mask, tf.float32)) * -10000.0
     start_logits = logits["start_logits"] + penalty
-    end_logits = logits["end_logits"] + penalty
-    window_best, best_start, best_end = _window_spans(
-        start_logits, end_logits, in_context, max_context, settings
-    )
+    if settings.joint_end:  # end logits [W, K, L] for the [W, K] start candidates
+        end_logits = logits["end_logits"] + penalty[:, None, :]
+        window_best, best_start, best_end, row = _joint_window_spans(
+            start_logits, end_logits, logits["start_candidates"], in_context, max_context,
+            settings,
+        )  # fmt: skip
+        end_logits = tf.gather(end_logits, row, batch_dims=1)  # the chosen start's ends
+    else:
+        end_logits = logits["end_logits"] + penalty
+        window_best, best_start, best_end = _window_spans(
+            start_logits, end_logits, in_context, max_context, settings
+        )
 
     question_best = tf.math.unsorted_segment_max(window_best, window_question, batch)
     chosen = tf.math.unsorted_segment_min(

@@ -140,7 +140,7 @@ class TextKind(Kind):
         return model.predict_labels(x, batch_size=batch_size)
 
     @classmethod
-    def head(cls, module, sequence, shape):
+    def head(cls, module, sequence, shape, padding_mask=None):
         """The head's logits from the encoder's `[B*S, H]` output, in the SavedModel."""
         import tensorflow as tf
 

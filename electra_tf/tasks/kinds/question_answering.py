@@ -178,6 +178,7 @@ class QuestionAnswering(Kind):
         model = ElectraQuestionAnswerer(
             encoder, preprocessor, version_2=self.version_2, n_best=config.n_best,
             max_answer_length=config.max_answer_length, dropout=config.dropout,
+            joint_end=config.joint_end, beam_size=config.beam_size,
         )  # fmt: skip
         model.build()
         self._windows.clear()
@@ -199,7 +200,7 @@ class QuestionAnswering(Kind):
     def fit(self, model, config, seed: int, initial_epoch: int, callbacks) -> None:
         windows = self.windows(model, "train")
         model.fit_packed(
-            windows.inputs, model.targets(windows), batch_size=config.batch_size,
+            model.packed_inputs(windows), model.targets(windows), batch_size=config.batch_size,
             epochs=config.epochs, initial_epoch=initial_epoch, seed=seed,
             group_by_length=config.group_by_length, callbacks=callbacks, verbose=0,
         )  # fmt: skip
@@ -281,6 +282,8 @@ class QuestionAnswering(Kind):
     @classmethod
     def head_weights(cls, model) -> list:
         layers = (model.start_dense, model.end_dense, model.answer_hidden, model.answer_dense)
+        if model.joint_end:
+            layers += (model.end_hidden,)
         return [w for layer in layers for w in layer.weights] + [model.threshold]
 
     @classmethod
@@ -288,11 +291,13 @@ class QuestionAnswering(Kind):
         pre = model.preprocessor
         return {"doc_stride": pre.doc_stride, "max_query_length": pre.max_query_length,
                 "n_best": model.n_best, "max_answer_length": model.max_answer_length,
-                "version_2": model.version_2}  # fmt: skip
+                "version_2": model.version_2, "joint_end": model.joint_end}  # fmt: skip
 
     @classmethod
-    def head(cls, module, sequence, shape):
-        """Start, end (`[W, L]`) and answerability (`[W]`) logits of the encoder's output."""
+    def head(cls, module, sequence, shape, padding_mask=None):
+        """Start, end (`[W, L]`) and answerability (`[W]`) logits of the encoder's output;
+        with the joint head, the end logits `[W, K, L]` of the `[W, K]` `start_candidates`
+        (the best starts, padding excluded)."""
         import tensorflow as tf
 
         model = module._keras.model
@@ -302,11 +307,22 @@ class QuestionAnswering(Kind):
             return tf.nn.bias_add(tf.matmul(value, layer.kernel), layer.bias)
 
         hidden = tf.nn.gelu(dense(model.answer_hidden, x[:, 0, :]), approximate=False)
-        return {
-            "start_logits": tf.squeeze(dense(model.start_dense, x), -1),
-            "end_logits": tf.squeeze(dense(model.end_dense, x), -1),
-            "answerable_logits": tf.squeeze(dense(model.answer_dense, hidden), -1),
-        }
+        start = tf.squeeze(dense(model.start_dense, x), -1)
+        out = {"start_logits": start,
+               "answerable_logits": tf.squeeze(dense(model.answer_dense, hidden), -1)}  # fmt: skip
+        if not model.joint_end:
+            out["end_logits"] = tf.squeeze(dense(model.end_dense, x), -1)
+            return out
+        penalty = (1.0 - tf.cast(padding_mask, tf.float32)) * -10000.0
+        beam = tf.minimum(model.beam_size, tf.shape(start)[1])
+        _, starts = tf.math.top_k(start + penalty, beam)  # [W, K]
+        kernel, half = model.end_hidden.kernel, model.encoder.hidden_dim
+        tokens = tf.matmul(x, kernel[:half])[:, None, :, :]  # [W, 1, L, D]
+        chosen = tf.matmul(tf.gather(x, starts, batch_dims=1), kernel[half:])[:, :, None, :]
+        features = tf.nn.gelu(tokens + chosen + model.end_hidden.bias, approximate=False)
+        out["end_logits"] = tf.squeeze(dense(model.end_dense, features), -1)  # [W, K, L]
+        out["start_candidates"] = starts
+        return out
 
     @classmethod
     def serve(cls, module, question, context) -> dict:

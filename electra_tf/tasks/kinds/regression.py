@@ -95,7 +95,7 @@ class Regression(TextKind):
         return [{"score": float(value)} for value in np.asarray(outputs).reshape(-1)]
 
     @classmethod
-    def head(cls, module, sequence, shape):
+    def head(cls, module, sequence, shape, padding_mask=None):
         return TextKind.head(module, sequence, shape)[:, 0]
 
     @classmethod

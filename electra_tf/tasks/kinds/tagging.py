@@ -116,7 +116,7 @@ class Tagging(Kind):
         return Kind.serving_inputs(False)
 
     @classmethod
-    def head(cls, module, sequence, shape):
+    def head(cls, module, sequence, shape, padding_mask=None):
         import tensorflow as tf
 
         logits = tf.nn.bias_add(tf.matmul(sequence, module.head_kernel), module.head_bias)
