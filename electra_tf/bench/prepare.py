@@ -16,6 +16,11 @@ have started (the start-up is given apart, and the whole call's rate beside it);
 peers' are over tokenization alone. The last line gives medians, ratios, the main
 process's reading speed alone (the ceiling more workers cannot pass) and the
 projected time for 10 GB on 2 and on 16 cores from the measured scaling.
+
+With `--runner beam` each round also runs `prepare --runner beam` (Beam's local
+runner, `FnApiRunner` in 1 and N processes) on the same corpus: its tokens/s are over
+the whole pipeline (its start-up included; it has no separate one), and its fixed cost
+is the wall time of a Beam prepare of a tiny input (`beam_fixed_cost`).
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["PrepareBenchOptions", "build_corpus", "run", "summarize"]
+__all__ = ["PrepareBenchOptions", "build_corpus", "run", "summarize", "beam_fixed_cost"]
 
 
 @dataclasses.dataclass
@@ -44,6 +49,7 @@ class PrepareBenchOptions:
     cache_dir: str = "data"  # where the corpus and the vocabulary are fetched and built
     vocab_file: str = ""  # default: BERT's uncased vocabulary (all-MiniLM-L6-v2's)
     peer_megabytes: float = 4.0  # text the Python FullTokenizer is timed on
+    runner: str = "local"  # "beam": also time prepare --runner beam at 1 and N workers
 
 
 def build_corpus(cache_dir, megabytes: float) -> Path:
@@ -82,12 +88,14 @@ def _vocabulary(options: PrepareBenchOptions) -> str:
     return str(fetch_minilm(Path(options.cache_dir) / "models") / "vocab.txt")
 
 
-def _prepare_run(corpus, vocab: str, workers: int, round_: int) -> dict:
+def _prepare_run(corpus, vocab: str, workers: int, round_: int, runner: str = "local") -> dict:
+    impl = "prepare" if runner == "local" else f"{runner}_prepare"
     with tempfile.TemporaryDirectory(prefix="bench-prepare-") as folder:
         out = Path(folder) / "data"
         command = [
             sys.executable, "-m", "electra_tf.cli", "prepare", "--input", str(corpus),
             "--vocab-file", vocab, "--output-dir", str(out), "--workers", str(workers), "--quiet",
+            "--runner", runner,
         ]  # fmt: skip
         env = dict(os.environ, TF_NUM_INTRAOP_THREADS="1", TF_NUM_INTEROP_THREADS="1")
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
@@ -95,20 +103,32 @@ def _prepare_run(corpus, vocab: str, workers: int, round_: int) -> dict:
         done = subprocess.run(command, env=env, capture_output=True, text=True)
         wall = time.perf_counter() - started
         if done.returncode != 0:
-            return {"kind": "prepare_run", "workers": workers, "round": round_,
+            return {"kind": "prepare_run", "impl": impl, "workers": workers, "round": round_,
                     "error": done.stderr.strip().splitlines()[-1:]}  # fmt: skip
         report = json.loads((out / "prepare_report.json").read_text())
     timing, tokens = report["timing"], report["tokenized"]
     return {
-        "kind": "prepare_run", "impl": "prepare", "workers": workers, "round": round_,
+        "kind": "prepare_run", "impl": impl, "workers": workers, "round": round_,
         "tokens": tokens, "tokens_written": report["tokens"], "examples": report["examples"],
         "shards": report["shards"], "input_mb": report["corpus"]["input_bytes"] / 1e6,
         "startup_s": timing["startup"], "work_s": timing["work"], "wall_s": round(wall, 2),
         "busy_s": timing["busy"], "cpu_s": timing["cpu"], "load_before": load,
-        "tokens_per_s": tokens / timing["work"], "tokens_per_s_wall": tokens / wall,
-        "tokens_per_cpu_s": tokens / timing["cpu"],
+        "tokens_per_s": tokens / timing["work"] if timing["work"] else None,
+        "tokens_per_s_wall": tokens / wall,
+        "tokens_per_cpu_s": tokens / timing["cpu"] if timing["cpu"] else None,
         "peak_rss_mb": report["peak_rss_mb"],
     }  # fmt: skip
+
+
+def beam_fixed_cost(corpus, vocab: str, workers: int = 1, kilobytes: int = 16) -> dict:
+    """The wall time of `prepare --runner beam` on the first `kilobytes` of the corpus."""
+    with tempfile.TemporaryDirectory(prefix="bench-beam-") as folder:
+        first = sorted(p for p in Path(corpus).rglob("*.txt"))[0]
+        tiny = Path(folder) / "tiny.txt"
+        tiny.write_bytes(first.read_bytes()[: kilobytes * 1000])
+        record = _prepare_run(tiny, vocab, workers, 0, runner="beam")
+    return {"kind": "beam_fixed_cost", "workers": workers, "input_kb": kilobytes,
+            **{k: record[k] for k in ("wall_s", "tokens", "error") if k in record}}  # fmt: skip
 
 
 def _peer(impl: str, threads: int, vocab: str, corpus, round_: int, megabytes=None) -> dict:
@@ -147,10 +167,16 @@ def run(options: PrepareBenchOptions, emit=print) -> list[dict]:
         for workers in [1, n] if round_ % 2 == 0 else [n, 1]:
             records.append(_prepare_run(corpus, vocab, workers, round_))
             emit(records[-1])
+            if options.runner == "beam":
+                records.append(_prepare_run(corpus, vocab, workers, round_, runner="beam"))
+                emit(records[-1])
         for threads in sorted({1, n}):
             records.append(_peer("hf", threads, vocab, corpus, round_))
             emit(records[-1])
         records.append(_peer("full", 1, vocab, corpus, round_, options.peer_megabytes))
+        emit(records[-1])
+    if options.runner == "beam":
+        records.append(beam_fixed_cost(corpus, vocab))
         emit(records[-1])
     records.append(summarize(records, n, _reader_speed(corpus)))
     emit(records[-1])
@@ -201,10 +227,11 @@ def summarize(records, n: int, reader_mb_per_s: float) -> dict:
             ("hf_tokenizers_1", "hf", 1), ("full_tokenizer_1", "full", 1),
         )
     }  # fmt: skip
-    return {
-        "kind": "prepare_summary", "workers": n, "tokens_per_s": {
-            "prepare_1": one, f"prepare_{n}": many, "hf_tokenizers_1": hf_one,
-            f"hf_tokenizers_{n}": hf_many, "full_tokenizer_1": full},
+    rates = {
+        "prepare_1": one, f"prepare_{n}": many, "hf_tokenizers_1": hf_one,
+        f"hf_tokenizers_{n}": hf_many, "full_tokenizer_1": full}  # fmt: skip
+    summary = {
+        "kind": "prepare_summary", "workers": n, "tokens_per_s": rates,
         "tokens_per_cpu_s": per_cpu, "paired_scaling": _paired(records, n),
         "scaling": many / one, "prepare_1_over_hf_1": one / hf_one,
         f"prepare_{n}_over_hf_{n}": many / hf_many, "prepare_1_over_full_tokenizer": one / full,
@@ -213,3 +240,11 @@ def summarize(records, n: int, reader_mb_per_s: float) -> dict:
             "1_core": hours(one), f"{n}_cores": hours(many),
             "16_cores": hours(min(one * 16 * efficiency, ceiling))},
     }  # fmt: skip
+    beam = {f"beam_prepare_{k}": _median(records, "beam_prepare", k) for k in (1, n)}
+    if any(rate is not None for rate in beam.values()):  # --runner beam: its rows beside
+        rates.update(beam)
+        fixed = [
+            r["wall_s"] for r in records if r.get("kind") == "beam_fixed_cost" and "wall_s" in r
+        ]
+        summary["beam_fixed_cost_s"] = statistics.median(fixed) if fixed else None
+    return summary

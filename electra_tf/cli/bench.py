@@ -309,6 +309,11 @@ def _add_prepare(which) -> None:
         default=4.0,
         help="text the reference's Python FullTokenizer is timed on (default 4)",
     )
+    parser.add_argument(
+        "--runner", choices=["local", "beam"], default="local",
+        help="beam: also time prepare --runner beam (Beam's local runner) at 1 and N workers "
+        "and its fixed cost on a tiny input",
+    )  # fmt: skip
     parser.set_defaults(handler=_prepare)
 
 

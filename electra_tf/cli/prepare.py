@@ -98,10 +98,26 @@ def _add_output_flags(parser) -> None:
         metavar="BYTES",
         help="text per unit of work (default 8 MiB); a different size packs differently",
     )
+    parser.add_argument(
+        "--runner",
+        choices=["local", "beam"],
+        default="local",
+        help="local: --workers processes here; beam: an Apache Beam pipeline (pip install -e "
+        '".[beam]"), by default Beam\'s local runner in --workers processes; same output',
+    )
+    parser.add_argument(
+        "--beam-options",
+        default=None,
+        metavar="FLAGS",
+        help="Beam pipeline options for --runner beam, as one string, e.g. "
+        '"--runner=DataflowRunner --project=P --region=R --temp_location=gs://B/tmp '
+        '--setup_file=./setup.py" (see docs/beam.md)',
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 def run(args) -> int:
+    import shlex
     import sys
 
     from electra_tf.data.chunks import CHUNK_BYTES
@@ -110,6 +126,8 @@ def run(args) -> int:
 
     if args.workers < 0 or (args.chunk_bytes is not None and args.chunk_bytes < 1):
         raise CorpusError("--workers must be 0 (one per core) or more, --chunk-bytes 1 or more.")
+    if args.beam_options is not None and args.runner != "beam":
+        raise CorpusError("--beam-options applies to --runner beam only; add --runner beam.")
 
     vocab_file, lower_case = args.vocab_file, None
     if vocab_file:
@@ -143,6 +161,8 @@ def run(args) -> int:
         progress=not args.quiet,
         workers=args.workers or default_workers(sources, args.chunk_bytes or CHUNK_BYTES),
         chunk_bytes=args.chunk_bytes or CHUNK_BYTES,
+        runner=args.runner,
+        beam_options=shlex.split(args.beam_options or ""),
     )
     for note in result.stats.notes:
         print(f"electra-tf prepare: note: {note}", file=sys.stderr)
@@ -150,6 +170,7 @@ def run(args) -> int:
         {
             "output_dir": str(args.output_dir),
             "workers": result.workers,
+            "runner": args.runner,
             "examples": result.examples,
             "tokens": result.tokens,
             "shards": len(result.manifest.shards),

@@ -112,11 +112,17 @@ def is_compressed(path) -> bool:
 
 
 class _Reader:
-    """A file read in blocks through its decompressor; `position` is the on-disk offset."""
+    """A file read in blocks through its decompressor; `position` is the on-disk offset.
 
-    def __init__(self, path: Path):
-        self.raw = open(path, "rb")
-        self.size = os.fstat(self.raw.fileno()).st_size
+    `opener(path)` gives `(binary file, size on disk)` for other filesystems (None: `open`).
+    """
+
+    def __init__(self, path, opener=None):
+        if opener is None:
+            self.raw = open(path, "rb")
+            self.size = os.fstat(self.raw.fileno()).st_size
+        else:
+            self.raw, self.size = opener(path)
         magic = self.raw.read(3)
         self.raw.seek(0)
         if magic[:2] == b"\x1f\x8b":
@@ -202,17 +208,18 @@ def _next_cut(buffer, target: int, layout: str, ended: bool, stats, name: str) -
     return _forced_cut(buffer, target)
 
 
-def file_pieces(path, layout: str, target: int, stats: CorpusStats, start: int = 0):
+def file_pieces(path, layout: str, target: int, stats: CorpusStats, start: int = 0, opener=None):
     """`(file name, encoding, data, start byte)` pieces of one file, cut as the module says.
 
     Counts the file, its on-disk bytes and what is skipped or adjusted in `stats`.
     `start` (a sample's window) begins at the first boundary after that byte of a plain
-    file; a compressed file is always read from its start.
+    file; a compressed file is always read from its start. `opener(path)` gives
+    `(binary file, size on disk)` for paths `open` cannot read (gs://, ...).
     """
-    path, name = Path(path), str(path)
+    name = str(path)
     stats.files += 1
     try:
-        reader = _Reader(path)
+        reader = _Reader(Path(path) if opener is None else name, opener)
     except OSError:
         stats.skip("unreadable_files")
         stats.skipped_files.append(name)

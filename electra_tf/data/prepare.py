@@ -25,7 +25,8 @@ into a hidden scratch folder beside the output (never trusted by a later run) an
 swapped into place in one atomic rename only when complete (`electra_tf.io.folders`),
 with a lock on the output folder against a second prepare; an interrupted or failed
 run leaves the previous output exactly as it was. The output folder (and the scratch)
-is never read as input.
+is never read as input. `runner="beam"` runs the chunks (and the vocabulary learner)
+as an Apache Beam pipeline instead, to the same bytes (`electra_tf.data.beam_prepare`).
 """
 
 from __future__ import annotations
@@ -105,6 +106,8 @@ class _Plan:
     deduplicate: bool
     workers: int
     chunk_bytes: int
+    runner: str = "local"
+    beam_options: tuple = ()
 
 
 def available_cores() -> int:
@@ -152,6 +155,8 @@ def prepare_corpus(
     deduplicate: bool = True,
     workers: int = 1,
     chunk_bytes: int = CHUNK_BYTES,
+    runner: str = "local",
+    beam_options=(),
 ) -> PrepareResult:
     """Writes a data folder for `electra-tf pretrain` (module docstring); a `PrepareResult`.
 
@@ -171,6 +176,9 @@ def prepare_corpus(
         workers: processes that tokenize and pack (1: this process). More than 1 spawns
             them, so a script calling this must do it under `if __name__ == "__main__":`.
         chunk_bytes: text per chunk (the unit of work); changing it changes the output.
+        runner, beam_options: "local" (processes) or "beam" (an Apache Beam pipeline, run
+            with these `PipelineOptions` flags; default Beam's local runner in `workers`
+            processes); the output is the same.
 
     Raises:
         CorpusError: no usable text, an output folder holding other files or being
@@ -182,8 +190,12 @@ def prepare_corpus(
     plan = _Plan(
         str(vocab_file) if vocab_file else None, vocabulary_size, lower_case, strip,
         sequence_length, seed, examples_per_shard, max_documents, vocab_sentences,
-        progress, deduplicate, max(1, int(workers)), chunk_bytes,
+        progress, deduplicate, max(1, int(workers)), chunk_bytes, runner, tuple(beam_options),
     )  # fmt: skip
+    if runner != "local":  # "beam", or a name checked there
+        from electra_tf.data.beam_prepare import check_runner
+
+        check_runner(runner, sources)
     try:
         with folder_lock(output_dir, "electra-tf prepare"):
             recover_folder(output_dir)  # a swap killed between its two renames
@@ -265,6 +277,18 @@ def _vocabulary(sources, folder: Path, plan: _Plan) -> tuple[list[str], dict]:
         tokens = read_vocabulary(plan.vocab_file)
         write_vocabulary(tokens, target)
         return tokens, {"file": plan.vocab_file}
+    if plan.runner == "beam":
+        from electra_tf.data.beam_prepare import learn_on_beam
+
+        tokens, counted = learn_on_beam(sources, folder, plan)
+    else:
+        tokens, counted = learn_sample_vocabulary(sources, plan)
+    write_vocabulary(tokens, target)
+    return tokens, {"learned_from_sentences": counted, "sample_bytes": VOCAB_SAMPLE_BYTES}
+
+
+def learn_sample_vocabulary(sources, plan: _Plan) -> tuple[list[str], int]:
+    """A vocabulary learned from the input's sample (module docstring); the sentences read."""
     stats = CorpusStats()
     documents = sample_documents(sources, stats, VOCAB_SAMPLE_BYTES)
     sentences = itertools.islice((s for d in documents for s in d), plan.vocab_sentences)
@@ -287,8 +311,7 @@ def _vocabulary(sources, folder: Path, plan: _Plan) -> tuple[list[str], dict]:
         raise CorpusError(nothing) from None
     if len(tokens) <= 5:
         raise CorpusError(nothing)
-    write_vocabulary(tokens, target)
-    return tokens, {"learned_from_sentences": counted[0], "sample_bytes": VOCAB_SAMPLE_BYTES}
+    return tokens, counted[0]
 
 
 class _Unigram:
@@ -311,15 +334,8 @@ def _prepare_into(scratch: Path, sources, plan: _Plan) -> PrepareResult:
         str(scratch), str(scratch / "vocab.txt"), plan.lower_case, plan.strip_accents,
         plan.sequence_length, plan.seed, plan.examples_per_shard, plan.deduplicate,
     )  # fmt: skip
-    ledger, unigram = Ledger(plan.deduplicate, plan.max_documents), _Unigram(len(tokens))
-    results, timing = run_chunks(
-        corpus_chunks(sources, plan.chunk_bytes),
-        settings,
-        plan.workers,
-        ledger,
-        progress=(plan.progress, input_bytes(sources)),
-        on_result=unigram,
-    )
+    unigram = _Unigram(len(tokens))
+    results, timing, ledger = _run(sources, settings, plan, unigram)
     last = max(results, default=-1) if ledger.last_index is None else ledger.last_index
     shards, stats = _number_shards(scratch, [results[i] for i in range(last + 1)])
     examples = sum(count for _, count in shards)
@@ -339,6 +355,7 @@ def _prepare_into(scratch: Path, sources, plan: _Plan) -> PrepareResult:
         "shards": len(shards),
         "seconds": round(seconds, 1),
         "workers": plan.workers,
+        "runner": plan.runner,
         "timing": {k: round(v, 2) for k, v in dataclasses.asdict(timing).items()},
         "peak_rss_mb": _peak_memory(),
         "vocabulary": vocabulary,
@@ -347,6 +364,19 @@ def _prepare_into(scratch: Path, sources, plan: _Plan) -> PrepareResult:
     (scratch / "prepare_report.json").write_text(json.dumps(report, indent=2) + "\n")
     tokens_written = manifest.extra["tokens"]
     return PrepareResult(manifest, stats, examples, tokens_written, seconds, plan.workers, timing)
+
+
+def _run(sources, settings: ChunkSettings, plan: _Plan, on_result):
+    """Every chunk's `ChunkResult` by number, the `RunTiming` and the `Ledger` that decided."""
+    ledger = Ledger(plan.deduplicate, plan.max_documents)
+    if plan.runner == "beam":
+        from electra_tf.data.beam_prepare import run_on_beam
+
+        return run_on_beam(sources, settings, plan, ledger, on_result)
+    chunks = corpus_chunks(sources, plan.chunk_bytes)
+    progress = (plan.progress, input_bytes(sources))
+    results, timing = run_chunks(chunks, settings, plan.workers, ledger, progress, on_result)
+    return results, timing, ledger
 
 
 def _manifest(folder: Path, plan: _Plan, tokens: list, shards: list, count: int) -> Manifest:

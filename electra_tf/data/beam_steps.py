@@ -1,0 +1,207 @@
+"""The steps of `prepare` on Apache Beam: plain functions and callables, no Beam import.
+
+`electra_tf.data.beam_prepare` wires these into a pipeline; each is a top-level function
+or a small class whose instances pickle (Beam ships them to its workers), so they run
+the same under any runner, and they can be called directly in tests:
+
+- `CutFile`: one input file into its pieces (`chunks.file_pieces`), each keyed by
+  (source, file, piece) with its size, and the file's `FileCut`: what reading counted
+  before each piece, and after the last;
+- `assign_chunks`: every file's `FileCut`, replayed in key order by `assemble_chunks`'s
+  rule (consecutive pieces of one source until `target` bytes; a source never shares a
+  chunk; a last chunk without pieces carries what was counted after its last piece),
+  gives each piece its chunk's number and each chunk its stats, equal to a local run's;
+- `build_chunk`: a chunk's pieces (grouped by its number) in key order, as a `Chunk`;
+- `read_digests`, `decide_verdicts`: every chunk's document digests, then one `Ledger`
+  over them in chunk order: the verdicts, and the chunk where `max_documents` was met;
+- `PackChunk`: `ChunkWork` (built once per worker) packs a chunk by its verdict into
+  shards named by the chunk's number, each written as `.tmp` and renamed, and its
+  `ChunkResult` into `RESULTS/result-NNNNNN.pickle`; a retried or duplicated run of a
+  chunk rewrites the same bytes under the same names.
+
+Results go through files in the output's scratch folder (which the driver and every
+worker must see), so the driver reads them back in chunk order, as many as there are.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pickle
+from pathlib import Path
+
+from electra_tf.data.chunk_work import ChunkWork, describe_error, document_digest
+from electra_tf.data.chunks import Chunk, file_pieces
+from electra_tf.data.documents import CorpusStats, chunk_documents
+from electra_tf.data.workers import Ledger
+
+__all__ = [
+    "RESULTS",
+    "FileCut",
+    "CutFile",
+    "assign_chunks",
+    "build_chunk",
+    "read_digests",
+    "decide_verdicts",
+    "PackChunk",
+    "write_atomically",
+    "beam_opener",
+]
+
+#: The scratch folder's subfolder for what the pipeline hands back to the driver.
+RESULTS = ".beam"
+
+
+def write_atomically(path, data: bytes) -> None:
+    """Writes `data` to `path` through `<path>.tmp` and a rename (a rerun writes it again)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".tmp")
+    partial.write_bytes(data)
+    os.replace(partial, path)
+
+
+def beam_opener(path):
+    """`(binary file, size)` of `path` through Beam's `FileSystems` (local, gs://, s3://, ...)."""
+    from apache_beam.io.filesystems import CompressionTypes, FileSystems
+
+    size = FileSystems.get_filesystem(str(path)).size(str(path))  # no glob: names may hold [
+    handle = FileSystems.open(str(path), compression_type=CompressionTypes.UNCOMPRESSED)
+    return handle, size
+
+
+@dataclasses.dataclass
+class FileCut:
+    """One file's cut: per piece its size and what reading counted before it; then after."""
+
+    source: int
+    file: int
+    pieces: list  # [(size, CorpusStats)]
+    tail: CorpusStats
+
+
+def _taken(stats: CorpusStats) -> CorpusStats:
+    """A copy of `stats`; `stats` is emptied in place."""
+    copy = CorpusStats()
+    copy.merge(stats)
+    for field in dataclasses.fields(CorpusStats):
+        setattr(stats, field.name, getattr(CorpusStats(), field.name))
+    return copy
+
+
+class CutFile:
+    """`(source, file, path, layout)` -> `((source, file, piece), piece)`s, then its `FileCut`.
+
+    The `FileCut` is yielded last, wrapped by `wrap` (Beam's tagged output); `opener`
+    opens the file (None: the local `open`).
+    """
+
+    def __init__(self, target: int, opener=beam_opener, wrap=None):
+        self.target, self.opener, self.wrap = target, opener, wrap
+
+    def __call__(self, element):
+        source, number, path, layout = element
+        stats, sizes = CorpusStats(), []
+        for piece in file_pieces(path, layout, self.target, stats, opener=self.opener):
+            sizes.append((len(piece[2]), _taken(stats)))
+            yield (source, number, len(sizes) - 1), piece
+        cut = FileCut(source, number, sizes, _taken(stats))
+        yield self.wrap(cut) if self.wrap else cut
+
+
+def assign_chunks(cuts, sources: list, target: int):
+    """`({(source, file, piece): chunk number}, [Chunk without pieces, with its stats]`).
+
+    `cuts`: every file's `FileCut` (any order); `sources`: per source `(layout, field,
+    files)`. The chunks are `assemble_chunks`'s for the same pieces, stats included.
+    """
+    by_key = {(cut.source, cut.file): cut for cut in cuts}
+    numbers, chunks = {}, []
+    for source, (layout, field, files) in enumerate(sources):
+        stats, keys, size = CorpusStats(), [], 0
+        for number in range(files):
+            cut = by_key[source, number]
+            for piece, (piece_size, before) in enumerate(cut.pieces):
+                stats.merge(before)
+                keys.append((source, number, piece))
+                size += piece_size
+                if size >= target:
+                    chunks.append(Chunk(len(chunks), layout, [], field, _taken(stats)))
+                    numbers.update((key, len(chunks) - 1) for key in keys)
+                    keys, size = [], 0
+            stats.merge(cut.tail)
+        if keys or stats != CorpusStats():
+            chunks.append(Chunk(len(chunks), layout, [], field, _taken(stats)))
+            numbers.update((key, len(chunks) - 1) for key in keys)
+    return numbers, chunks
+
+
+def build_chunk(element) -> Chunk:
+    """`(number, {"chunk": [Chunk], "pieces": [(key, piece)]})` -> the `Chunk` with its pieces."""
+    _, grouped = element
+    (chunk,) = grouped["chunk"]
+    pieces = [piece for _, piece in sorted(grouped["pieces"], key=lambda kept: kept[0])]
+    return dataclasses.replace(chunk, pieces=pieces)
+
+
+def read_digests(chunk: Chunk, deduplicate: bool):
+    """`(chunk number, its documents' digests)`, as `ChunkWork.read` gives them."""
+    documents = chunk_documents(chunk, CorpusStats())
+    if not deduplicate:
+        return chunk.index, [None] * len(documents)
+    return chunk.index, [document_digest(document) for document in documents]
+
+
+def decide_verdicts(digests, deduplicate: bool, max_documents, folder: str) -> dict:
+    """Every chunk's `Verdict` from one `Ledger` in chunk order (`{number: Verdict}`).
+
+    Writes `RESULTS/ledger.json`: how many chunks there are and the last one read
+    (`max_documents`), for the driver.
+    """
+    ledger, verdicts = Ledger(deduplicate, max_documents), {}
+    for index, found in sorted(digests, key=lambda pair: pair[0]):
+        verdicts.update(ledger.offer(index, found))
+    summary = {"chunks": len(verdicts), "last_index": ledger.last_index}
+    write_atomically(Path(folder, RESULTS, "ledger.json"), json.dumps(summary).encode())
+    if ledger.last_index is not None:
+        verdicts = {i: v for i, v in verdicts.items() if i <= ledger.last_index}
+    return verdicts
+
+
+class PackChunk:
+    """A chunk and the verdicts -> its shards and `RESULTS/result-NNNNNN.pickle` (idempotent).
+
+    Chunks past the verdicts (after `max_documents` was met) are not packed. A failure
+    is written to `RESULTS/error-NNNNNN.json` (where, why) before it is raised, for the
+    driver's message; the runner may retry the chunk.
+    """
+
+    def __init__(self, settings):
+        self.settings, self.work = settings, None
+
+    def __getstate__(self):
+        return {"settings": self.settings, "work": None}  # the tokenizer is built per worker
+
+    def __call__(self, chunk: Chunk, verdicts: dict) -> None:
+        if chunk.index not in verdicts:
+            return
+        results = Path(self.settings.folder, RESULTS)
+        try:
+            if self.work is None:
+                os.environ.setdefault("TF_NUM_INTRAOP_THREADS", "1")
+                os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
+                self.work = ChunkWork(self.settings)
+            self.work.read(chunk)
+            self.work.tokenize()
+            result = self.work.finish(verdicts[chunk.index])
+        except Exception as error:
+            is_io, reason = describe_error(error)
+            failure = {"where": chunk.where(), "reason": reason, "is_io": is_io}
+            write_atomically(
+                results / f"error-{chunk.index:06d}.json", json.dumps(failure).encode()
+            )
+            raise
+        data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+        write_atomically(results / f"result-{chunk.index:06d}.pickle", data)
+        (results / f"error-{chunk.index:06d}.json").unlink(missing_ok=True)  # a retry worked

@@ -1,0 +1,277 @@
+"""prepare on Apache Beam: the same bytes as a local run, idempotent chunks, clear failures."""
+
+import builtins
+import gzip
+import json
+import pickle
+import random
+
+import pytest
+
+from electra_tf.data.chunk_work import ChunkSettings, ChunkWork, Verdict
+from electra_tf.data.chunks import assemble_chunks, file_pieces
+from electra_tf.data.corpus import CorpusError, CorpusStats, corpus_chunks, corpus_sources
+from electra_tf.data.prepare import prepare_corpus
+from electra_tf.data.shards import ShardWriter
+
+pytest.importorskip("apache_beam")
+
+from electra_tf.data import beam_prepare, beam_steps  # noqa: E402
+
+WORDS = (
+    "river mill heron bank cloud hill rain roof baker bread shop queue morning evening "
+    "market street window garden letter station bridge forest stone winter summer"
+).split()
+
+
+def _sentence(rng) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 12))).capitalize() + "."
+
+
+def _document(rng) -> str:
+    return "\n".join(_sentence(rng) for _ in range(rng.randint(2, 6))) + "\n"
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """Text files (one gzipped), JSON Lines, a repeated document, an empty and a binary file."""
+    folder, rng = tmp_path_factory.mktemp("corpus"), random.Random(7)
+    repeated = _document(rng)
+    for name in ("a.txt", "b.txt", "d.txt"):
+        documents = [_document(rng) for _ in range(40)]
+        documents.insert(20, repeated)  # the same document in every file: dropped but once
+        (folder / name).write_text("\n".join(documents))
+    with gzip.open(folder / "c.txt.gz", "wt") as handle:
+        handle.write("\n".join([repeated] + [_document(rng) for _ in range(30)]))
+    (folder / "empty.txt").write_bytes(b"")
+    (folder / "binary.txt").write_bytes(bytes(range(256)) * 8)
+    lines = [json.dumps({"text": _document(rng).replace("\n", " ")}) for _ in range(60)]
+    (folder / "e.jsonl").write_text("\n".join(lines) + "\n")
+    names = ["a.txt", "empty.txt", "binary.txt", "b.txt", "c.txt.gz", "d.txt", "e.jsonl"]
+    return [str(folder / name) for name in names]
+
+
+OPTIONS = dict(
+    vocabulary_size=120,
+    sequence_length=32,
+    examples_per_shard=9,
+    max_documents=170,
+    chunk_bytes=2000,
+    progress=False,
+)
+
+
+def _prepare(corpus, out, **options):
+    return prepare_corpus(corpus_sources(corpus), out, **{**OPTIONS, **options})
+
+
+def _files(folder) -> dict:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def _same_output(local, beam, keys=("vocabulary",)) -> None:
+    """Every file byte for byte, but the report: its corpus counts and sizes (and `keys`)."""
+    expected, got = _files(local), _files(beam)
+    assert sorted(got) == sorted(expected)
+    report = json.loads(expected.pop("prepare_report.json"))
+    beam_report = json.loads(got.pop("prepare_report.json"))
+    for key in ("corpus", "examples", "tokens", "tokenized", "shards", *keys):
+        assert beam_report[key] == report[key], key
+    assert got == expected
+
+
+@pytest.fixture(scope="module")
+def local(corpus, tmp_path_factory):
+    out = tmp_path_factory.mktemp("local") / "data"
+    result = _prepare(corpus, out, workers=1)
+    report = json.loads((out / "prepare_report.json").read_text())
+    # the corpus exercises what it should: many chunks and shards, skipped files, duplicates
+    assert len(result.manifest.shards) > 10 and result.stats.documents == 170
+    assert report["corpus"]["skipped"]["duplicate_documents"] >= 1
+    assert {"empty_files", "binary_files"} <= set(report["corpus"]["skipped"])
+    return out
+
+
+def test_beam_on_two_processes_learns_and_writes_the_same_bytes(corpus, local, tmp_path):
+    out = tmp_path / "data"
+    result = _prepare(corpus, out, workers=2, runner="beam")  # vocabulary learned on Beam
+    assert json.loads((out / "prepare_report.json").read_text())["runner"] == "beam"
+    assert not list(tmp_path.glob(".data*"))  # no scratch left beside the output
+    assert result.examples > 0
+    _same_output(local, out)
+
+
+def test_beam_replaying_every_bundle_writes_the_same_bytes(corpus, local, tmp_path):
+    """Each bundle runs twice (the runner's replay): a duplicated chunk writes the same files."""
+    out = tmp_path / "data"
+    options = ["--direct_num_workers=1", "--direct_runner_bundle_repeat=1"]
+    _prepare(corpus, out, runner="beam", beam_options=options, vocab_file=local / "vocab.txt")
+    _same_output(local, out, keys=())
+
+
+def test_chunk_assignment_replays_assemble_chunks(corpus):
+    """The per-file cuts, assigned, are the local chunks, stats included, for tiny targets."""
+    for target in (1, 700, 2000, 10**6):
+        sources = corpus_sources(corpus)
+        expected = list(corpus_chunks(sources, target))
+        cuts, pieces = [], {}
+        for number, source in enumerate(sources):
+            for count, path in enumerate(source.files):
+                cut_file = beam_steps.CutFile(target, opener=None)
+                for item in cut_file((number, count, str(path), source.layout)):
+                    if isinstance(item, beam_steps.FileCut):
+                        cuts.append(item)
+                    else:
+                        pieces[item[0]] = item[1]
+        described = [(s.layout, s.field, len(s.files)) for s in sources]
+        numbers, chunks = beam_steps.assign_chunks(reversed(cuts), described, target)
+        for key in sorted(pieces):
+            chunks[numbers[key]].pieces.append(pieces[key])
+        assert chunks == expected, target
+
+
+def test_assignment_keeps_a_source_of_skipped_files_and_the_trailing_stats(corpus, tmp_path):
+    """A source whose files are all skipped still gives a chunk (its stats), as locally."""
+    (tmp_path / "zero.txt").write_bytes(b"")
+    paths = [str(tmp_path / "zero.txt"), corpus[2]]  # empty, binary
+    expected = list(assemble_chunks([s.stream(500) for s in corpus_sources(paths)], 500))
+    sources = corpus_sources(paths)
+    cuts = [
+        list(beam_steps.CutFile(500, opener=None)((0, n, str(p), "lines")))[-1]
+        for n, p in enumerate(sources[0].files)
+    ]
+    _, chunks = beam_steps.assign_chunks(cuts, [("lines", "text", 2)], 500)
+    assert chunks == expected and len(chunks) == 1 and chunks[0].stats.files == 2
+
+
+def test_beam_opener_reads_as_open_does(corpus):
+    """Pieces through Beam's FileSystems equal those through `open` (gzip found by its bytes)."""
+    for path in corpus[3:5]:
+        plain, beam = CorpusStats(), CorpusStats()
+        expected = list(file_pieces(path, "lines", 900, plain))
+        got = list(file_pieces(path, "lines", 900, beam, opener=beam_steps.beam_opener))
+        assert got == expected and beam == plain
+
+
+def _settings(folder, vocab) -> ChunkSettings:
+    return ChunkSettings(str(folder), str(vocab), True, True, 32, 12345, 3, True)
+
+
+def _shards(folder) -> dict:
+    return {p.name: p.read_bytes() for p in folder.glob("chunk-*.tfrecord")}
+
+
+def test_a_chunk_packed_again_after_a_partial_attempt_writes_the_same_files(
+    corpus, local, tmp_path, monkeypatch
+):
+    """A retry after a failure mid-chunk (a shard done, one half written) leaves the same files."""
+    chunk = list(corpus_chunks(corpus_sources(corpus), 2000))[2]
+    verdicts = {chunk.index: Verdict(10**6)}
+    clean, retried = tmp_path / "clean", tmp_path / "retried"
+    clean.mkdir(), retried.mkdir()
+    beam_steps.PackChunk(_settings(clean, local / "vocab.txt"))(chunk, verdicts)
+
+    written, real_write = [0], ShardWriter.write
+
+    def write_then_fail(writer, record):
+        real_write(writer, record)
+        written[0] += 1
+        if written[0] == 5:  # one shard of 3 renamed, the next one half written
+            raise OSError(28, "No space left on device")
+
+    pack = beam_steps.PackChunk(_settings(retried, local / "vocab.txt"))
+    monkeypatch.setattr(ShardWriter, "write", write_then_fail)
+    with pytest.raises(OSError):
+        pack(chunk, verdicts)
+    monkeypatch.setattr(ShardWriter, "write", real_write)
+    partial = {p.name for p in retried.iterdir()}
+    assert any(name.endswith(".tfrecord.tmp") for name in partial), partial
+    error = json.loads((retried / ".beam" / f"error-{chunk.index:06d}.json").read_text())
+    assert error["is_io"] and "chunk 2" in error["where"]
+    pack(chunk, verdicts)  # the retry
+    assert _shards(retried) == _shards(clean) and len(_shards(clean)) > 1
+    assert not list(retried.glob("*.tmp"))
+    results = [
+        pickle.loads((f / ".beam" / "result-000002.pickle").read_bytes()) for f in (clean, retried)
+    ]
+    assert results[0].shards == results[1].shards
+    assert (results[0].unigram == results[1].unigram).all()
+
+
+def test_a_failed_pipeline_keeps_the_previous_output(corpus, local, tmp_path, monkeypatch):
+    """A chunk that fails on the in-process runner: one sentence naming it; nothing replaced."""
+    out = tmp_path / "data"
+    out.mkdir()
+    (out / "manifest.json").write_text("{}")  # a previous output
+    original = ChunkWork.tokenize
+
+    def fail_on_chunk_3(self):
+        if self.chunk.index == 3:
+            raise ValueError("a tokenizer failure")
+        return original(self)
+
+    monkeypatch.setattr(ChunkWork, "tokenize", fail_on_chunk_3)
+    options = ["--direct_running_mode=in_memory", "--direct_num_workers=1"]
+    with pytest.raises(CorpusError) as error:
+        _prepare(corpus, out, runner="beam", beam_options=options, vocab_file=local / "vocab.txt")
+    message = str(error.value)
+    assert "(chunk 3) failed (ValueError: a tokenizer failure)" in message
+    assert message.endswith("the previous output is unchanged.")
+    assert _files(out) == {"manifest.json": b"{}"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]
+
+
+def test_beam_missing_is_one_sentence_naming_the_extra(corpus, tmp_path, monkeypatch):
+    real_import = builtins.__import__
+
+    def no_beam(name, *args, **kwargs):
+        if name == "apache_beam" or name.startswith("apache_beam."):
+            raise ImportError("No module named 'apache_beam'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_beam)
+    with pytest.raises(CorpusError, match=r'pip install -e "\.\[beam\]"') as error:
+        _prepare(corpus, tmp_path / "data", runner="beam")
+    assert str(error.value) == beam_prepare.BEAM_MISSING
+    assert not (tmp_path / "data").exists()
+
+
+def test_unknown_runner_and_tfds_input_are_refused(corpus, tmp_path):
+    with pytest.raises(CorpusError, match="Unknown prepare runner 'spark'"):
+        _prepare(corpus, tmp_path / "data", runner="spark")
+
+    class Records:  # a source without files, as TFDS is
+        pass
+
+    with pytest.raises(CorpusError, match="prepare a TFDS dataset with --runner local"):
+        beam_prepare.check_runner("beam", [Records()])
+
+
+def test_cli_runs_beam_and_refuses_beam_options_without_it(corpus, local, tmp_path, capsys):
+    from electra_tf.cli import main
+
+    out = tmp_path / "data"
+    flags = ["prepare", "--output-dir", str(out), "--vocab-file", str(local / "vocab.txt")]
+    flags += [f"--input={path}" for path in corpus]
+    flags += ["--sequence-length=32", "--examples-per-shard=9", "--max-documents=170"]
+    flags += ["--chunk-bytes=2000", "--quiet"]
+    assert main([*flags, "--beam-options=--direct_num_workers=1"]) == 2
+    assert "--beam-options applies to --runner beam only" in capsys.readouterr().err
+    in_process = "--beam-options=--direct_running_mode=in_memory --direct_num_workers=1"
+    assert main([*flags, "--runner", "beam", in_process]) == 0
+    assert json.loads(capsys.readouterr().out)["runner"] == "beam"
+    _same_output(local, out, keys=())
+
+
+def test_bench_times_a_tiny_beam_prepare(local, tmp_path):
+    """`bench prepare --runner beam`'s fixed cost: one Beam prepare of a tiny input, timed."""
+    from electra_tf.bench.prepare import beam_fixed_cost
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "part.txt").write_text(
+        "\n".join(_document(random.Random(k)) for k in range(30)), encoding="utf-8"
+    )
+    record = beam_fixed_cost(corpus, str(local / "vocab.txt"), workers=1, kilobytes=4)
+    assert record["kind"] == "beam_fixed_cost" and "error" not in record, record
+    assert record["wall_s"] > 0 and record["tokens"] > 100
