@@ -143,14 +143,32 @@ class SquadFeatures:
     max_context: list  # per window: {token position: bool}
 
 
+#: Examples whose distinct strings (questions, context words, answers) go through the
+#: tokenizer in one call: one eager call per example cost ~24 ms (45 s for 1,900).
+TOKENIZE_BLOCK = 512
+
+
+def _block_ids(tokenizer, examples) -> dict:
+    """Each distinct question, context word and first answer of `examples` -> its ids."""
+    texts = {e.question for e in examples}
+    for example in examples:
+        texts.update(example.words)
+        texts.update(example.answers[:1])
+    texts = sorted(texts)
+    ids = tokenizer.tokenize(texts).to_list() if texts else []
+    return dict(zip(texts, ids, strict=True))
+
+
 def make_features(examples, tokenizer, max_seq_length=384, doc_stride=128, max_query_length=64):
     """Windowed features of SQuAD examples (see the module docstring)."""
     cls, sep, pad = tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id
     rows = collections.defaultdict(list)
     token_to_word, max_context = [], []
     for index, example in enumerate(examples):
-        query = tokenizer.tokenize([example.question]).to_list()[0][:max_query_length]
-        pieces = tokenizer.tokenize(example.words).to_list() if example.words else []
+        if index % TOKENIZE_BLOCK == 0:
+            ids_of = _block_ids(tokenizer, examples[index : index + TOKENIZE_BLOCK])
+        query = ids_of[example.question][:max_query_length]
+        pieces = [ids_of[word] for word in example.words]
         word_of_piece, doc = [], []
         first_piece_of_word = []
         for w, word_pieces in enumerate(pieces):
@@ -166,7 +184,7 @@ def make_features(examples, tokenizer, max_seq_length=384, doc_stride=128, max_q
                 (first_piece_of_word[last] - 1) if last < len(first_piece_of_word) else len(doc) - 1
             )
             start_piece, end_piece = _improve_span(
-                doc, start_piece, end_piece, tokenizer.tokenize([example.answers[0]]).to_list()[0]
+                doc, start_piece, end_piece, ids_of[example.answers[0]]
             )
         room = max_seq_length - len(query) - 3
         if room <= 0:

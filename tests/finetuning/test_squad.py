@@ -137,6 +137,30 @@ def test_squad_reader_windows_and_answer_mapping(tmp_path):
     assert answers == {"q1": "The Broncos", "q2": "Santa Clara", "q3": ""}
 
 
+def test_windows_are_the_same_whatever_block_the_tokenizer_is_called_on(tmp_path, monkeypatch):
+    """Distinct strings are tokenized once per block of examples: blocks of 1 (each example's
+    question, words and answer on their own, as a tokenizer call per example did) and of
+    3 give the same windows, spans and maps."""
+    from electra_tf.datasets import squad
+
+    path = tmp_path / "dev-v2.0.json"
+    path.write_text(json.dumps(SQUAD))
+    examples = read_squad(path, version_2=True) * 3
+    tokenizer = _squad_tokenizer(tmp_path)
+    made = []
+    for block in (1, 3, 512):
+        monkeypatch.setattr(squad, "TOKENIZE_BLOCK", block)
+        made.append(make_features(examples, tokenizer, 16, 4, 4))
+    for other in made[1:]:
+        for name in ("token_ids", "padding_mask", "segment_ids"):
+            np.testing.assert_array_equal(other.inputs[name], made[0].inputs[name])
+        for name in ("start_positions", "end_positions", "answerable", "example_index"):
+            np.testing.assert_array_equal(getattr(other, name), getattr(made[0], name))
+        assert (other.token_to_word, other.max_context) == (made[0].token_to_word,
+                                                            made[0].max_context)  # fmt: skip
+    assert made[0].answerable.sum() > 0
+
+
 def test_best_spans_respect_length_order_and_context():
     start = np.array([0.0, 3.0, 1.0, 0.5])
     end = np.array([0.0, 0.2, 2.0, 4.0])
