@@ -13,8 +13,8 @@ ends give candidate spans (inside the window's context part, end >= start,
 at most `max_answer_length` tokens); the best by start + end logit is mapped
 back to the original words. For SQuAD 2.0 the answerability classifier on
 [CLS] decides: a question is unanswerable when its best window's answerable
-logit is below 0. With the joint head, each of the `beam_size` best starts is
-paired with its own end logits.
+logit is below the threshold chosen on dev (`best_threshold`). With the joint head,
+each of the `beam_size` best starts is paired with its own end logits.
 """
 
 from __future__ import annotations
@@ -30,17 +30,9 @@ import numpy as np
 from electra_tf.config import ConfigError
 
 __all__ = [
-    "SquadExample",
-    "squad_example",
-    "read_squad",
-    "SquadFeatures",
-    "make_features",
-    "best_spans",
-    "answer_details",
-    "with_threshold",
-    "best_threshold",
-    "predict_answers",
-]
+    "SquadExample", "squad_example", "read_squad", "SquadFeatures", "make_features",
+    "best_spans", "answer_details", "with_threshold", "best_threshold", "predict_answers",
+]  # fmt: skip
 
 _STRIPPED = string.whitespace + ".,;:!?\"'()[]{}"
 
@@ -114,12 +106,9 @@ def read_squad(path, version_2: bool | None = None, report: collections.Counter 
                 impossible = bool(qa.get("is_impossible", False))
                 given = [] if impossible else qa.get("answers", [])
                 example, problem = squad_example(
-                    qa["id"],
-                    qa["question"],
-                    paragraph["context"],
-                    [a["text"] for a in given],
+                    qa["id"], qa["question"], paragraph["context"], [a["text"] for a in given],
                     given[0]["answer_start"] if given else None,
-                )
+                )  # fmt: skip
                 if problem:
                     report[problem] += 1
                     report[f"skipped:{qa['id']}"] += 1
