@@ -157,3 +157,29 @@ def test_a_tagger_learns_per_word_tags_and_round_trips(tmp_path):
     loaded = keras.saving.load_model(tmp_path / "t.keras")
     assert loaded.labels == labels
     assert loaded.predict_labels(["eve in rome"]) == tagger.predict_labels(["eve in rome"])
+
+
+def test_fit_traces_the_train_step_once_and_trains_the_same_weights(monkeypatch):
+    """The compiled loss and metrics are built before `fit` (`build_compiled_state`), so their
+    variables no longer make `tf.function` trace the train step a second time; the weights
+    come out the same as when the first step builds them."""
+    texts, labels = _reviews(48, 0)
+
+    def trained(build_first: bool):
+        if not build_first:
+            monkeypatch.setattr(ElectraTextClassifier, "build_compiled_state", lambda self, d: None)
+        keras.utils.set_random_seed(3)
+        model = _classifier(labels=["neg", "pos"])
+        model.compile(optimizer=keras.optimizers.Adam(1e-3))
+        traces = []
+        step = model.train_step
+        model.train_step = lambda data: (traces.append(1), step(data))[1]
+        model.fit(texts, labels, epochs=2, batch_size=8, seed=1, verbose=0)
+        monkeypatch.undo()
+        return len(traces), [w.numpy() for w in model.weights]
+
+    once, built_first = trained(True)
+    twice, built_in_step = trained(False)
+    assert (once, twice) == (1, 2)
+    for x, y in zip(built_first, built_in_step, strict=True):
+        np.testing.assert_array_equal(x, y)
