@@ -43,6 +43,7 @@ from electra_tf.data.beam_steps import (
     write_atomically,
 )
 from electra_tf.data.documents import CorpusError
+from electra_tf.data.vocabulary_sample import learn_sample_vocabulary
 from electra_tf.data.workers import ChunkFailed, RunTiming
 
 __all__ = [
@@ -207,8 +208,6 @@ class _LearnVocabulary:
         self.sources, self.plan, self.folder = sources, plan, folder
 
     def __call__(self, _) -> None:
-        from electra_tf.data.prepare import learn_sample_vocabulary
-
         try:
             tokens, counted = learn_sample_vocabulary(self.sources, self.plan)
             learned = {"tokens": tokens, "sentences": counted}

@@ -32,7 +32,6 @@ as an Apache Beam pipeline instead, to the same bytes (`electra_tf.data.beam_pre
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import json
 import os
 import shutil
@@ -49,16 +48,15 @@ from electra_tf.data.corpus import (
     CorpusStats,
     corpus_chunks,
     input_bytes,
-    sample_documents,
 )
 from electra_tf.data.shards import SHARD_PATTERN, ShardWriter
 from electra_tf.data.tfrecords import Manifest
 from electra_tf.data.vocabulary import (
-    learn_vocabulary,
     read_vocabulary,
     special_ids,
     write_vocabulary,
 )
+from electra_tf.data.vocabulary_sample import VOCAB_SAMPLE_BYTES, learn_sample_vocabulary
 from electra_tf.data.workers import ChunkFailed, Ledger, RunTiming, run_chunks
 from electra_tf.io.folders import FolderBusy, folder_lock, recover_folder, swap_folder
 
@@ -73,7 +71,6 @@ __all__ = [
 ]
 
 UNIGRAM_FILE = "unigram_counts.npy"
-VOCAB_SAMPLE_BYTES = 64 << 20
 
 
 @dataclasses.dataclass
@@ -285,33 +282,6 @@ def _vocabulary(sources, folder: Path, plan: _Plan) -> tuple[list[str], dict]:
         tokens, counted = learn_sample_vocabulary(sources, plan)
     write_vocabulary(tokens, target)
     return tokens, {"learned_from_sentences": counted, "sample_bytes": VOCAB_SAMPLE_BYTES}
-
-
-def learn_sample_vocabulary(sources, plan: _Plan) -> tuple[list[str], int]:
-    """A vocabulary learned from the input's sample (module docstring); the sentences read."""
-    stats = CorpusStats()
-    documents = sample_documents(sources, stats, VOCAB_SAMPLE_BYTES)
-    sentences = itertools.islice((s for d in documents for s in d), plan.vocab_sentences)
-    counted = [0]
-
-    def counting():
-        for sentence in sentences:
-            counted[0] += 1
-            yield sentence
-
-    nothing = (
-        "No usable text to learn a vocabulary from "
-        f"(read {stats.files} files, skipped {dict(stats.skipped) or 'nothing'})."
-    )
-    try:
-        tokens = learn_vocabulary(
-            counting(), plan.vocabulary_size, plan.lower_case, plan.strip_accents
-        )
-    except (StopIteration, RuntimeError, ValueError):  # the learner found no word to count
-        raise CorpusError(nothing) from None
-    if len(tokens) <= 5:
-        raise CorpusError(nothing)
-    return tokens, counted[0]
 
 
 class _Unigram:
