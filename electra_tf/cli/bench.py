@@ -371,12 +371,20 @@ def _finetune(args) -> int:
     from electra_tf.bench import finetune
 
     options = _options(finetune.FinetuneBenchOptions, args, impl=args.impl or "electra_tf")
+    return _once_or_compare(finetune, options, args)
+
+
+def _once_or_compare(bench, options, args) -> int:
+    """`--impl`: one run of `bench` (a module with `run_once`, `IMPLS`, `PREDICT_IMPLS`) here;
+    otherwise every implementation in its own process, rounds interleaved."""
+    from electra_tf.bench.finetune import compare
+
     if args.impl:
-        _print(finetune.run_once(options))
+        _print(bench.run_once(options))
         return 0
-    default = finetune.PREDICT_IMPLS if args.mode == "predict" else finetune.IMPLS
+    default = bench.PREDICT_IMPLS if args.mode == "predict" else bench.IMPLS
     impls = [i for i in args.impls.split(",") if i] or list(default)
-    finetune.compare(options, impls, args.rounds, args.out, emit=_print)
+    compare(options, impls, args.rounds, args.out, emit=_print)
     return 0
 
 
@@ -398,17 +406,10 @@ def _add_qa(which) -> None:
 
 
 def _qa(args) -> int:
-    from electra_tf.bench import finetune
     from electra_tf.bench import question_answering as qa
     from electra_tf.config import ConfigError
 
     options = _options(qa.QaBenchOptions, args, impl=args.impl or "electra_tf")
     if not (options.init and options.train and options.dev):
         raise ConfigError("bench qa needs --init ENCODER --train FILE --dev FILE (SQuAD JSON).")
-    if args.impl:
-        _print(qa.run_once(options))
-        return 0
-    default = qa.PREDICT_IMPLS if args.mode == "predict" else qa.IMPLS
-    impls = [i for i in args.impls.split(",") if i] or list(default)
-    finetune.compare(options, impls, args.rounds, args.out, emit=_print)
-    return 0
+    return _once_or_compare(qa, options, args)
