@@ -32,7 +32,7 @@ import pickle
 from pathlib import Path
 
 from electra_tf.data.chunk_work import ChunkWork, describe_error, document_digest
-from electra_tf.data.chunks import Chunk, file_pieces
+from electra_tf.data.chunks import Chunk, file_pieces, take_stats
 from electra_tf.data.documents import CorpusStats, chunk_documents
 from electra_tf.data.workers import Ledger
 
@@ -81,15 +81,6 @@ class FileCut:
     tail: CorpusStats
 
 
-def _taken(stats: CorpusStats) -> CorpusStats:
-    """A copy of `stats`; `stats` is emptied in place."""
-    copy = CorpusStats()
-    copy.merge(stats)
-    for field in dataclasses.fields(CorpusStats):
-        setattr(stats, field.name, getattr(CorpusStats(), field.name))
-    return copy
-
-
 class CutFile:
     """`(source, file, path, layout)` -> `((source, file, piece), piece)`s, then its `FileCut`.
 
@@ -104,9 +95,9 @@ class CutFile:
         source, number, path, layout = element
         stats, sizes = CorpusStats(), []
         for piece in file_pieces(path, layout, self.target, stats, opener=self.opener):
-            sizes.append((len(piece[2]), _taken(stats)))
+            sizes.append((len(piece[2]), take_stats(stats)))
             yield (source, number, len(sizes) - 1), piece
-        cut = FileCut(source, number, sizes, _taken(stats))
+        cut = FileCut(source, number, sizes, take_stats(stats))
         yield self.wrap(cut) if self.wrap else cut
 
 
@@ -127,12 +118,12 @@ def assign_chunks(cuts, sources: list, target: int):
                 keys.append((source, number, piece))
                 size += piece_size
                 if size >= target:
-                    chunks.append(Chunk(len(chunks), layout, [], field, _taken(stats)))
+                    chunks.append(Chunk(len(chunks), layout, [], field, take_stats(stats)))
                     numbers.update((key, len(chunks) - 1) for key in keys)
                     keys, size = [], 0
             stats.merge(cut.tail)
         if keys or stats != CorpusStats():
-            chunks.append(Chunk(len(chunks), layout, [], field, _taken(stats)))
+            chunks.append(Chunk(len(chunks), layout, [], field, take_stats(stats)))
             numbers.update((key, len(chunks) - 1) for key in keys)
     return numbers, chunks
 

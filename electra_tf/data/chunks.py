@@ -45,6 +45,7 @@ __all__ = [
     "is_compressed",
     "file_pieces",
     "assemble_chunks",
+    "take_stats",
 ]
 
 CHUNK_BYTES = 8 << 20  # uncompressed text per chunk: about 1.8 M tokens
@@ -294,17 +295,17 @@ def assemble_chunks(streams, target: int):
             chunk.pieces.append(piece)
             size += len(piece[2])
             if size >= target:
-                chunk.stats = _take(stats)
+                chunk.stats = take_stats(stats)
                 yield chunk
                 index += 1
                 chunk, size = Chunk(index, layout, [], field), 0
         if chunk.pieces or stats != CorpusStats():
-            chunk.stats = _take(stats)
+            chunk.stats = take_stats(stats)
             yield chunk
             index += 1
 
 
-def _take(stats: CorpusStats) -> CorpusStats:
+def take_stats(stats: CorpusStats) -> CorpusStats:
     """A copy of what `stats` counted; `stats` is emptied in place."""
     copy = CorpusStats()
     copy.merge(stats)
