@@ -28,7 +28,8 @@ def _add_input_flags(parser) -> None:
         default=[],
         metavar="PATH",
         help="a text/JSONL file or a folder of them; .gz and .bz2 are read transparently "
-        "(repeatable)",
+        "(repeatable); with --runner beam also on any Beam filesystem, globs too "
+        "(gs://bucket/*.txt.gz, s3://..., hdfs://...)",
     )
     parser.add_argument(
         "--layout",
@@ -146,6 +147,7 @@ def run(args) -> int:
         tfds_feature=args.tfds_feature,
         tfds_data_dir=args.tfds_data_dir,
         download=not args.no_download,
+        remote=args.runner == "beam",  # gs://, s3://, globs: Beam's filesystems list them
     )
     result = prepare_corpus(
         sources,

@@ -19,7 +19,9 @@ output. A vocabulary to learn is learned as a one-element pipeline from the same
 sample a local run reads. With no `--runner` in `beam_options`, Beam's local
 `FnApiRunner` runs it in `workers` processes (the `DirectRunner` would first try the
 Prism runner, which downloads a binary). The output folder must be one the driver and
-every worker see (any local folder for the local runner; a shared mount on a cluster).
+every worker see (any local folder for the local runner; a shared mount on a cluster);
+the inputs may be on any filesystem Beam's `FileSystems` reads (gs://, s3://, ... listed
+by `corpus_sources(..., remote=True)`: `electra_tf.data.remote_files`).
 
 Apache Beam is optional (`pip install -e ".[beam]"`); it is imported only here.
 """
@@ -43,6 +45,7 @@ from electra_tf.data.beam_steps import (
     write_atomically,
 )
 from electra_tf.data.documents import CorpusError
+from electra_tf.data.remote_files import BEAM_MISSING
 from electra_tf.data.vocabulary_sample import learn_sample_vocabulary
 from electra_tf.data.workers import ChunkFailed, RunTiming
 
@@ -55,11 +58,6 @@ __all__ = [
     "run_on_beam",
     "learn_on_beam",
 ]
-
-BEAM_MISSING = (
-    'Preparing with --runner beam needs Apache Beam: install it with pip install -e ".[beam]" '
-    "(or prepare with --runner local)."
-)
 
 
 def import_beam():

@@ -34,6 +34,7 @@ from pathlib import Path
 from electra_tf.data.chunk_work import ChunkWork, describe_error, document_digest
 from electra_tf.data.chunks import Chunk, file_pieces, take_stats
 from electra_tf.data.documents import CorpusStats, chunk_documents
+from electra_tf.data.remote_files import beam_opener
 from electra_tf.data.workers import Ledger
 
 __all__ = [
@@ -60,15 +61,6 @@ def write_atomically(path, data: bytes) -> None:
     partial = path.with_name(path.name + ".tmp")
     partial.write_bytes(data)
     os.replace(partial, path)
-
-
-def beam_opener(path):
-    """`(binary file, size)` of `path` through Beam's `FileSystems` (local, gs://, s3://, ...)."""
-    from apache_beam.io.filesystems import CompressionTypes, FileSystems
-
-    size = FileSystems.get_filesystem(str(path)).size(str(path))  # no glob: names may hold [
-    handle = FileSystems.open(str(path), compression_type=CompressionTypes.UNCOMPRESSED)
-    return handle, size
 
 
 @dataclasses.dataclass

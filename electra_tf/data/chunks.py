@@ -102,10 +102,10 @@ def classify(head: bytes) -> str:
     return "cp1252" if ascii_bytes >= 0.7 * len(head) else "unknown"
 
 
-def is_compressed(path) -> bool:
-    """Whether a file starts with the gzip or bzip2 magic bytes."""
+def is_compressed(path, opener=None) -> bool:
+    """Whether a file starts with the gzip or bzip2 magic bytes (`opener` as `file_pieces`')."""
     try:
-        with open(path, "rb") as handle:
+        with open(path, "rb") if opener is None else opener(path)[0] as handle:
             magic = handle.read(3)
     except OSError:
         return False

@@ -15,14 +15,16 @@ Text layouts:
   reference code's convention; a file boundary also ends a document);
 - "files": one document per file; its text is split into sentences.
 
-`.gz` and `.bz2` files are read transparently.
+`.gz` and `.bz2` files are read transparently. Inputs with a scheme (gs://, s3://, ...;
+globs too) are read through Apache Beam's filesystems when a source is made with
+`remote=True` (`electra_tf.data.remote_files`; `prepare --runner beam`), else refused.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from electra_tf.data.chunks import CHUNK_BYTES, assemble_chunks, file_pieces, is_compressed
 from electra_tf.data.documents import (
@@ -31,6 +33,7 @@ from electra_tf.data.documents import (
     CorpusStats,
     chunk_documents,
 )
+from electra_tf.data.remote_files import is_remote, list_remote, opener_for, refusal
 from electra_tf.data.sentences import split_sentences
 
 __all__ = [
@@ -51,25 +54,55 @@ __all__ = [
 TEXT_SUFFIXES = (".txt", ".text", ".md", ".rst", ".jsonl", ".json", ".raw", ".tokens", "")
 
 
-def _outside(files, folders) -> list[Path]:
-    """The files that are not inside any of `folders`."""
+def _outside(files, folders) -> list:
+    """The files that are not inside any of `folders` (local ones; a remote file never is)."""
     folders = [Path(f).resolve() for f in folders]
-    return [f for f in files if not any(Path(f).resolve().is_relative_to(d) for d in folders)]
+    return [
+        f
+        for f in files
+        if is_remote(f) or not any(Path(f).resolve().is_relative_to(d) for d in folders)
+    ]
 
 
-def _text_files(paths, what: str) -> list[Path]:
+def _is_text(relative: PurePosixPath) -> bool:
+    """Whether a folder's file (its path inside the folder) is read: not hidden, a text suffix."""
+    return not any(part.startswith(".") for part in relative.parts) and (
+        relative.suffix.lower().removesuffix(".gz") in TEXT_SUFFIXES + (".gz", ".bz2")
+    )
+
+
+def _remote_files(spec: str, what: str, sizes: dict) -> list[str]:
+    """The files a remote `spec` names (`remote_files.list_remote`); their sizes into `sizes`."""
+    folder, found = list_remote(spec)
+    if folder is None and not found:
+        raise CorpusError(f"Input {spec} matches no files; check the path or pattern.")
+    if folder is not None:
+        if not found:
+            raise CorpusError(f"Input path {spec} does not exist.")
+        found = [(p, size) for p, size in found if _is_text(PurePosixPath(p[len(folder) :]))]
+        if not found:
+            raise CorpusError(
+                f"Folder {spec} holds no text files ({what}); point --input at the files."
+            )
+    sizes.update(found)
+    return [path for path, _ in found]
+
+
+def _text_files(paths, what: str, sizes: dict | None = None) -> list:
+    """The files `paths` name, in order (a folder's sorted); remote ones only given `sizes`."""
     files = []
     for spec in paths:
+        if is_remote(spec):
+            if sizes is None:
+                raise refusal(spec)
+            files.extend(_remote_files(spec, what, sizes))
+            continue
         path = Path(spec)
         if not path.exists():
             raise CorpusError(f"Input path {path} does not exist.")
         if path.is_dir():
             found = sorted(
-                p
-                for p in path.rglob("*")
-                if p.is_file()
-                and not any(part.startswith(".") for part in p.relative_to(path).parts)
-                and p.suffix.lower().removesuffix(".gz") in TEXT_SUFFIXES + (".gz", ".bz2")
+                p for p in path.rglob("*") if p.is_file() and _is_text(p.relative_to(path))
             )
             if not found:
                 raise CorpusError(
@@ -82,23 +115,39 @@ def _text_files(paths, what: str) -> list[Path]:
 
 
 class _FileSource:
-    """What text and JSONL sources share: their files, cut into pieces by their layout."""
+    """What text and JSONL sources share: their files, cut into pieces by their layout.
+
+    `files` holds `Path`s (local) and strings with a scheme (remote, read through Beam;
+    their sizes, listed with them, in `sizes`).
+    """
 
     layout = "lines"
     field = "text"
+
+    def _list(self, what: str) -> None:
+        self.sizes: dict = {}
+        self.files = _text_files(self.paths, what, self.sizes if self.remote else None)
 
     def exclude(self, folders) -> None:
         """Leaves out the files inside `folders` (a prepare's own output, say)."""
         self.files = _outside(self.files, folders)
 
+    def file_size(self, path) -> int:
+        """A file's size on disk (a remote one's as listed)."""
+        return self.sizes[path] if path in self.sizes else os.path.getsize(path)
+
     def input_bytes(self) -> int:
         """The files' size on disk."""
-        return sum(os.path.getsize(f) for f in self.files if os.path.exists(f))
+        return sum(self.file_size(f) for f in self.files if f in self.sizes or os.path.exists(f))
 
     def stream(self, target: int = CHUNK_BYTES):
         """`(layout, field, pieces, stats)`: the files' pieces, read lazily (`assemble_chunks`)."""
         stats = CorpusStats()
-        pieces = (p for f in self.files for p in file_pieces(f, self.layout, target, stats))
+        pieces = (
+            p
+            for f in self.files
+            for p in file_pieces(f, self.layout, target, stats, opener=opener_for(f))
+        )
         return self.layout, self.field, pieces, stats
 
     def sample(self, budget: int, windows: int):
@@ -107,7 +156,7 @@ class _FileSource:
         A window in a plain file starts at the first boundary after its offset; windows
         in a compressed file are read together from its start.
         """
-        sizes = [os.path.getsize(f) for f in self.files]
+        sizes = [self.file_size(f) for f in self.files]
         total, width = sum(sizes), max(budget // windows, 1)
         if total <= budget:
             return self.stream()
@@ -117,7 +166,8 @@ class _FileSource:
             offset = window * total // windows
             index = next(i for i, end in enumerate(ends) if end > offset)
             local = offset - (ends[index] - sizes[index])
-            key = (index, 0 if is_compressed(self.files[index]) else local)
+            path = self.files[index]
+            key = (index, 0 if is_compressed(path, opener_for(path)) else local)
             plan[key] = plan.get(key, 0) + width
         stats = CorpusStats()
         pieces = (p for key, wanted in plan.items() for p in self._window(*key, wanted, stats))
@@ -125,7 +175,8 @@ class _FileSource:
 
     def _window(self, index: int, start: int, wanted: int, stats):
         for path in self.files[index:]:
-            for piece in file_pieces(path, self.layout, min(wanted, CHUNK_BYTES), stats, start):
+            target, opener = min(wanted, CHUNK_BYTES), opener_for(path)
+            for piece in file_pieces(path, self.layout, target, stats, start, opener):
                 yield piece
                 wanted -= len(piece[2])
                 if wanted <= 0:
@@ -135,27 +186,33 @@ class _FileSource:
 
 @dataclasses.dataclass
 class TextSource(_FileSource):
-    """Plain text files or folders (recursively), in the "lines" or "files" layout."""
+    """Plain text files or folders (recursively), in the "lines" or "files" layout.
+
+    `remote`: also read paths with a scheme (through Beam), else refuse them.
+    """
 
     paths: list
     layout: str = "lines"
+    remote: bool = False
 
     def __post_init__(self):
         if self.layout not in ("lines", "files"):
             raise CorpusError(f"Unknown text layout {self.layout!r}: use 'lines' or 'files'.")
-        self.files = _text_files(self.paths, "*.txt, *.gz, *.bz2 or files without a suffix")
+        self._list("*.txt, *.gz, *.bz2 or files without a suffix")
 
 
 @dataclasses.dataclass
 class JsonlSource(_FileSource):
-    """JSON Lines files: one object per line, the document text under `field`."""
+    """JSON Lines files: one object per line, the document text under `field` (`remote`:
+    as `TextSource`'s)."""
 
     paths: list
     field: str = "text"
+    remote: bool = False
     layout = "jsonl"
 
     def __post_init__(self):
-        self.files = _text_files(self.paths, "*.jsonl")
+        self._list("*.jsonl")
 
 
 @dataclasses.dataclass
@@ -283,6 +340,7 @@ def corpus_sources(
     tfds_feature: str = "text",
     tfds_data_dir: str | None = None,
     download: bool = True,
+    remote: bool = False,
 ) -> list:
     """The sources `electra-tf prepare` reads, checked up front.
 
@@ -292,19 +350,22 @@ def corpus_sources(
             are JSON Lines with a `text` field and the rest text in `layout`.
         layout: "lines" or "files" (see the module docstring).
         tfds, tfds_split, tfds_feature, tfds_data_dir, download: a TFDS dataset to read.
+        remote: also read inputs on any filesystem Apache Beam knows (gs://, s3://, globs:
+            `electra_tf.data.remote_files`), as `prepare --runner beam` does; else they
+            are refused in one sentence.
     """
     sources = []
     inputs = list(inputs)
     if inputs:
         if jsonl_field:
-            sources.append(JsonlSource(inputs, field=jsonl_field))
+            sources.append(JsonlSource(inputs, field=jsonl_field, remote=remote))
         else:
             jsonl = [p for p in inputs if str(p).endswith((".jsonl", ".jsonl.gz", ".jsonl.bz2"))]
             text = [p for p in inputs if p not in jsonl]
             if jsonl:
-                sources.append(JsonlSource(jsonl))
+                sources.append(JsonlSource(jsonl, remote=remote))
             if text:
-                sources.append(TextSource(text, layout=layout))
+                sources.append(TextSource(text, layout=layout, remote=remote))
     if tfds:
         sources.append(
             TfdsSource(

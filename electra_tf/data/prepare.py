@@ -49,6 +49,7 @@ from electra_tf.data.corpus import (
     corpus_chunks,
     input_bytes,
 )
+from electra_tf.data.remote_files import is_remote, refusal
 from electra_tf.data.shards import SHARD_PATTERN, ShardWriter
 from electra_tf.data.tfrecords import Manifest
 from electra_tf.data.vocabulary import (
@@ -123,16 +124,23 @@ CHUNKS_PER_WORKER = 4
 def default_workers(sources, chunk_bytes: int = CHUNK_BYTES) -> int:
     """One worker per available core, but none with fewer than `CHUNKS_PER_WORKER` chunks.
 
-    A compressed file counts as 3 times its size on disk; an input of unknown size (TFDS)
-    gets every core. The output does not depend on the choice.
+    A compressed file counts as 3 times its size on disk (a remote one is known by its
+    name, .gz or .bz2, sparing a read per file); an input of unknown size (TFDS) gets every
+    core. The output does not depend on the choice.
     """
     estimate = 0
     for source in sources:
         files = getattr(source, "files", None)
         if files is None:
             return available_cores()
-        estimate += sum(os.path.getsize(f) * (3 if is_compressed(f) else 1) for f in files)
+        estimate += sum(source.file_size(f) * (3 if _compressed(f) else 1) for f in files)
     return max(1, min(available_cores(), estimate // (chunk_bytes * CHUNKS_PER_WORKER)))
+
+
+def _compressed(path) -> bool:
+    if is_remote(path):
+        return path.lower().endswith((".gz", ".bz2"))
+    return is_compressed(path)
 
 
 def prepare_corpus(
@@ -193,6 +201,10 @@ def prepare_corpus(
         from electra_tf.data.beam_prepare import check_runner
 
         check_runner(runner, sources)
+    else:  # reads with `open`: a source made with remote=True may hold gs://... files
+        remote = [f for source in sources for f in getattr(source, "files", ()) if is_remote(f)]
+        if remote:
+            raise refusal(remote[0])
     try:
         with folder_lock(output_dir, "electra-tf prepare"):
             recover_folder(output_dir)  # a swap killed between its two renames

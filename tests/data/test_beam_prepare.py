@@ -3,20 +3,31 @@
 import builtins
 import gzip
 import json
+import os
 import pickle
 import random
+from pathlib import Path
 
 import pytest
 
 from electra_tf.data.chunk_work import ChunkSettings, ChunkWork, Verdict
 from electra_tf.data.chunks import assemble_chunks, file_pieces
-from electra_tf.data.corpus import CorpusError, CorpusStats, corpus_chunks, corpus_sources
-from electra_tf.data.prepare import prepare_corpus
+from electra_tf.data.corpus import (
+    CorpusError,
+    CorpusStats,
+    TextSource,
+    corpus_chunks,
+    corpus_sources,
+)
+from electra_tf.data.prepare import default_workers, prepare_corpus
 from electra_tf.data.shards import ShardWriter
 
 pytest.importorskip("apache_beam")
 
+import memtest_filesystem  # noqa: E402 - registers memtest://, a test Beam filesystem
+
 from electra_tf.data import beam_prepare, beam_steps  # noqa: E402
+from electra_tf.data.remote_files import refusal  # noqa: E402
 
 WORDS = (
     "river mill heron bank cloud hill rain roof baker bread shop queue morning evening "
@@ -69,12 +80,13 @@ def _files(folder) -> dict:
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
 
 
-def _same_output(local, beam, keys=("vocabulary",)) -> None:
-    """Every file byte for byte, but the report: its corpus counts and sizes (and `keys`)."""
+def _same_output(local, beam, keys=("vocabulary",), renamed=(b"", b"")) -> None:
+    """Every file byte for byte, but the report: its corpus counts and sizes (and `keys`),
+    its file names changed by `renamed` (old, new)."""
     expected, got = _files(local), _files(beam)
     assert sorted(got) == sorted(expected)
     report = json.loads(expected.pop("prepare_report.json"))
-    beam_report = json.loads(got.pop("prepare_report.json"))
+    beam_report = json.loads(got.pop("prepare_report.json").replace(*renamed))
     for key in ("corpus", "examples", "tokens", "tokenized", "shards", *keys):
         assert beam_report[key] == report[key], key
     assert got == expected
@@ -275,3 +287,120 @@ def test_bench_times_a_tiny_beam_prepare(local, tmp_path):
     record = beam_fixed_cost(corpus, str(local / "vocab.txt"), workers=1, kilobytes=4)
     assert record["kind"] == "beam_fixed_cost" and "error" not in record, record
     assert record["wall_s"] > 0 and record["tokens"] > 100
+
+
+# Inputs on another filesystem: `memtest://` (tests/data/memtest_filesystem.py), a Beam
+# filesystem over a local folder, stands for gs:// or s3:// (which are not tried here).
+
+
+@pytest.fixture
+def memtest(corpus, monkeypatch):
+    """`memtest://` over the corpus' parent folder."""
+    root = Path(corpus[0]).parent.parent
+    monkeypatch.setenv(memtest_filesystem.ROOT_VARIABLE, str(root))
+    return root
+
+
+def _remote(path) -> str:
+    return (
+        memtest_filesystem.PREFIX
+        + Path(path).relative_to(os.environ[memtest_filesystem.ROOT_VARIABLE]).as_posix()
+    )
+
+
+def _remote_inputs(corpus) -> list:
+    """The corpus, in its order, as memtest:// paths and globs (the .gz and JSONL by glob)."""
+    inputs = [_remote(path) for path in corpus]
+    inputs[4] = inputs[4].replace(".gz", ".g?")
+    inputs[6] = inputs[6].replace("e.jsonl", "*.jsonl")
+    return inputs
+
+
+def test_beam_reads_another_filesystem_to_the_same_bytes(corpus, local, memtest, tmp_path):
+    """memtest:// paths and globs, listed by the driver and read by the workers (the
+    vocabulary learned from them too): the local run's bytes, the report's names aside."""
+    sources = corpus_sources(_remote_inputs(corpus), remote=True)
+    local_files = [f for s in corpus_sources(corpus) for f in s.files]  # JSON Lines first
+    assert [f for s in sources for f in s.files] == [_remote(path) for path in local_files]
+    out = tmp_path / "data"
+    # In this process: the FnApiRunner's worker processes get no pipeline options (an empty
+    # ProvisionInfo), so --beam_plugins never imports memtest:// there, and a scheme is known
+    # only where its module is imported (gs://, s3://, hdfs:// are imported by Beam itself).
+    in_process = ["--direct_running_mode=in_memory", "--direct_num_workers=1"]
+    memtest_filesystem.OPENED.clear()
+    prepare_corpus(sources, out, **OPTIONS, runner="beam", beam_options=in_process)
+    assert set(memtest_filesystem.OPENED) == {_remote(path) for path in corpus}
+    report = json.loads((out / "prepare_report.json").read_text())
+    assert _remote(corpus[2]) in report["corpus"]["skipped_files"]  # read as memtest://
+    renamed = (memtest_filesystem.PREFIX.encode(), str(memtest).encode() + b"/")
+    _same_output(local, out, renamed=renamed)
+
+
+def _renamed(pieces, stats) -> tuple:
+    root = os.environ[memtest_filesystem.ROOT_VARIABLE] + "/"
+    named = [(str(name).replace(memtest_filesystem.PREFIX, root), *rest) for name, *rest in pieces]
+    return named, json.loads(json.dumps(stats.to_dict()).replace(memtest_filesystem.PREFIX, root))
+
+
+def test_a_remote_sample_reads_the_same_windows(corpus, memtest):
+    """The vocabulary's sample of a larger input (windows; the .gz from its start): the same."""
+    local = TextSource(corpus[:6])
+    remote = TextSource(_remote_inputs(corpus)[:6], remote=True)
+    assert remote.input_bytes() == local.input_bytes() > 6400
+    samples = []
+    for source in (local, remote):
+        _, _, pieces, stats = source.sample(6400, 64)
+        samples.append(_renamed(list(pieces), stats))
+    assert samples[1] == samples[0]
+    assert any(name.endswith("c.txt.gz") for name, *_ in samples[0][0])
+    assert any(start > 0 for *_, start in samples[0][0])  # windows inside plain files
+    assert default_workers([remote], 100) == default_workers([local], 100)  # sizes as listed
+
+
+def test_a_remote_folder_lists_as_a_local_one(tmp_path, monkeypatch):
+    """A folder's text files, not hidden ones, sorted by path component as `Path`s sort."""
+    monkeypatch.setenv(memtest_filesystem.ROOT_VARIABLE, str(tmp_path))
+    names = ["a.txt", "a-c.txt", "a/b.txt", "a/sub/c.txt.gz", "a/.h.txt", ".hidden/x.txt"]
+    names += ["img.png", "notes.md", "z.jsonl"]
+    for name in names:
+        (tmp_path / "tree" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "tree" / name).write_text("One.\n")
+    (tmp_path / "other" / "img.png").parent.mkdir()
+    (tmp_path / "other" / "img.png").write_bytes(b"PNG")
+    expected = [_remote(path) for path in TextSource([tmp_path / "tree"]).files]
+    assert expected[:3] == ["memtest://tree/a/b.txt", "memtest://tree/a/sub/c.txt.gz"] + [
+        "memtest://tree/a-c.txt"
+    ]  # "a/" before "a-c.txt" and "a.txt", as by component
+    for spec in ("memtest://tree", "memtest://tree/"):
+        assert TextSource([spec], remote=True).files == expected
+    with pytest.raises(CorpusError, match=r"^Folder memtest://other holds no text files"):
+        TextSource(["memtest://other"], remote=True)
+
+
+def test_remote_inputs_are_refused_or_named_in_one_sentence(corpus, memtest, tmp_path, capsys):
+    """--runner local refuses a remote path; a glob matching nothing, a missing path, an
+    unknown scheme: one sentence each, before anything is written."""
+    from electra_tf.cli import main
+
+    glob = _remote_inputs(corpus)[0].replace("a.txt", "*.txt")
+    out = tmp_path / "data"
+    assert main(["prepare", "--input", glob, "--output-dir", str(out), "--quiet"]) == 2
+    expected = (
+        f"Input {glob} is not a local path: only prepare --runner beam reads other "
+        "filesystems (gs://, s3://, ... through Apache Beam); prepare it with --runner beam."
+    )
+    assert expected in capsys.readouterr().err
+    with pytest.raises(CorpusError) as error:  # sources that list it, a local run
+        prepare_corpus(corpus_sources([glob], remote=True), out, **OPTIONS, runner="local")
+    assert str(error.value) == str(refusal(_remote(corpus[0]))) and not out.exists()
+
+    nothing = glob.replace("*.txt", "*.xml")
+    flags = ["prepare", "--input", nothing, "--output-dir", str(out), "--runner", "beam"]
+    assert main(flags) == 2
+    message = f"Input {nothing} matches no files; check the path or pattern."
+    assert message in capsys.readouterr().err and not out.exists()
+    missing = glob.replace("*.txt", "missing")
+    with pytest.raises(CorpusError, match=f"^Input path {missing} does not exist.$"):
+        corpus_sources([missing], remote=True)
+    with pytest.raises(CorpusError, match=r"^No Apache Beam filesystem reads nosuch://b/\*"):
+        corpus_sources(["nosuch://b/*.txt"], remote=True)
