@@ -190,6 +190,11 @@ def prepare_corpus(
             written by another prepare, a failed or killed worker, or a write that
             failed (disk full, read-only); the previous output is left as it was.
     """
+    if is_remote(str(output_dir)):  # Path() would make gs://b/out a local folder "gs:"
+        raise CorpusError(
+            f"--output-dir {output_dir} is on a remote filesystem; prepare writes a local or "
+            "shared POSIX folder (mount the bucket, or copy the folder up afterwards)."
+        )
     started, output_dir = time.perf_counter(), Path(output_dir)
     strip = lower_case if strip_accents is None else strip_accents
     plan = _Plan(

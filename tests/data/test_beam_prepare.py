@@ -404,3 +404,14 @@ def test_remote_inputs_are_refused_or_named_in_one_sentence(corpus, memtest, tmp
         corpus_sources([missing], remote=True)
     with pytest.raises(CorpusError, match=r"^No Apache Beam filesystem reads nosuch://b/\*"):
         corpus_sources(["nosuch://b/*.txt"], remote=True)
+
+
+def test_a_remote_output_folder_is_refused_before_anything_is_written(corpus, tmp_path):
+    """gs://b/out would otherwise become a local folder named "gs:" beside the command."""
+    with pytest.raises(CorpusError) as error:
+        prepare_corpus(corpus_sources(corpus), "gs://b/out", **OPTIONS, runner="beam")
+    assert str(error.value) == (
+        "--output-dir gs://b/out is on a remote filesystem; prepare writes a local or shared "
+        "POSIX folder (mount the bucket, or copy the folder up afterwards)."
+    )
+    assert not Path("gs:").exists()
