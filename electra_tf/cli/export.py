@@ -26,10 +26,21 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--out", required=True, help="output folder")
     parser.add_argument(
         "--format",
-        choices=["serving", "hub", "keras-hub", "hugging-face", "reference", "all"],
+        choices=["serving", "hub", "keras-hub", "hugging-face", "reference", "all", "litert"],
         default="serving",
         help="what to write (default serving: DIR/<model-name>/<version>/; all: a checked "
-        "release of serving, hub and keras-hub)",
+        "release of serving, hub and keras-hub; litert: a fine-tuned text classifier as "
+        "DIR/<model-name>/model.tflite, raw text in, tokenizer inside)",
+    )
+    parser.add_argument(
+        "--quantize",
+        choices=["none", "int8"],
+        default="none",
+        help="litert: int8 weights with dynamic-range int8 matmuls; the export scores the run's "
+        "dev and test files with it and refuses a dev loss above 0.5 points (see --force)",
+    )
+    parser.add_argument(
+        "--force", action="store_true", help="litert: keep an int8 model that fails the check"
     )
     parser.add_argument(
         "--model-name", help="TF Serving model name (default electra; a fine-tuned run: its task)"
@@ -74,11 +85,13 @@ def _export_finetuned(args) -> int:
     from electra_tf.tasks.export import export_finetuned
     from electra_tf.tasks.model_folder import load_finetuned
 
-    if args.format != "serving":
+    if args.format not in ("serving", "litert"):
         raise ConfigError(
-            f"A fine-tuned run exports as --format serving only (not {args.format!r})."
+            f"A fine-tuned run exports as --format serving or litert (not {args.format!r})."
         )
     model, info = load_finetuned(args.checkpoint)
+    if args.format == "litert":
+        return _export_litert(model, info, args)
     written = export_finetuned(
         model,
         info,
@@ -91,6 +104,26 @@ def _export_finetuned(args) -> int:
     return 0
 
 
+def _export_litert(model, info, args) -> int:
+    from electra_tf.tasks import litert, litert_quality
+
+    quantize = None if args.quantize == "none" else args.quantize
+
+    def check(folder):  # measured on the run's files before the folder is published
+        report = litert_quality.measure(model, info, litert.open_litert(folder)[0])
+        litert_quality.decide(report, quantize, force=args.force)
+        return report
+
+    written = litert.export_litert(
+        model, info, args.out, model_name=args.model_name or info.get("task") or "classifier",
+        quantize=quantize, seq_length=args.seq_length, check=check,
+    )  # fmt: skip
+    config = litert.open_config(written)
+    record = {"format": "litert", "quantize": quantize, "kind": info["kind"], "written": written}
+    print_json({**record, "quality": config.get("quality")}, indent=None)
+    return 0
+
+
 def run(args) -> int:
     from electra_tf.pretraining.checkpoint import load_pretrainer
     from electra_tf.serving.formats import export_model
@@ -98,6 +131,13 @@ def run(args) -> int:
 
     if source_kind(args.checkpoint) == "finetuned":
         return _export_finetuned(args)
+    if args.format == "litert":
+        from electra_tf.config import ConfigError
+
+        raise ConfigError(
+            f"{args.checkpoint} is a pre-training checkpoint; --format litert exports a "
+            "fine-tuned text classifier (fine-tune it first)."
+        )
     args.model_name = args.model_name or "electra"
 
     written = export_model(

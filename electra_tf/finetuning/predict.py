@@ -1,9 +1,10 @@
-"""Predictions from a fine-tuned run folder or from its SavedModel export, in batches.
+"""Predictions from a fine-tuned run folder or from its SavedModel or LiteRT export, in batches.
 
 `open_predictor(path)` gives one interface over both: a run folder (or its
 `model/`) loads the Keras model (`load_finetuned`); an export folder (the
 version folder, or a base folder holding numbered versions, the newest used)
-loads the SavedModel and calls its `serving_default`. `predict_rows` reads
+loads the SavedModel and calls its `serving_default`; a LiteRT export folder (`model.tflite`)
+runs the flatbuffer with tensorflow-text's LiteRT ops. `predict_rows` reads
 the same file layouts as `electra-tf finetune` (the run's columns by
 default) or takes texts, and yields one dict per input: the text(s), and the
 label with its probabilities (multi-label: labels; regression: score;
@@ -52,7 +53,7 @@ class _SavedModelPredictor:
         self.kind = get_kind(config["task_kind"])
         self.labels = [str(name) for name in config["labels"] or []]
         self.signature = tf.saved_model.load(str(folder)).signatures["serving_default"]
-        self.folder = folder
+        self.vocab_file = folder / "assets" / "vocab.txt"
 
     def cut_rows(self, inputs, pairs=None) -> int | None:
         """How many inputs are longer than the export reads (None: this kind cuts none)."""
@@ -60,7 +61,7 @@ class _SavedModelPredictor:
             ElectraTextClassifierPreprocessor,
         )
 
-        vocabulary = (self.folder / "assets" / "vocab.txt").read_text("utf-8").splitlines()
+        vocabulary = self.vocab_file.read_text("utf-8").splitlines()
         settings = {k: self.info[k] for k in ("lower_case", "strip_accents") if k in self.info}
         preprocessor = ElectraTextClassifierPreprocessor(
             vocabulary, sequence_length=self.info["seq_length"], **settings
@@ -79,8 +80,25 @@ class _SavedModelPredictor:
         return self.kind.decode_serving(out, self.labels)
 
 
+class _LiteRTPredictor(_SavedModelPredictor):
+    """A LiteRT export (`model.tflite`, `electra-tf export --format litert`)."""
+
+    def __init__(self, folder: Path):
+        from electra_tf.tasks.litert import open_litert
+
+        self.run, config = open_litert(folder)
+        self.info, self.pair = config, bool(config["pair"])
+        self.kind = get_kind(config["task_kind"])
+        self.labels = [str(name) for name in config["labels"] or []]
+        self.vocab_file = folder / "vocab.txt"
+
+    def __call__(self, inputs, pairs=None) -> list[dict]:
+        out = self.run(self.kind.serving_text(inputs), pairs if self.pair else None)
+        return self.kind.decode_serving(out, self.labels)
+
+
 def _export_folder(path: Path) -> Path | None:
-    if (path / "saved_model.pb").exists():
+    if (path / "saved_model.pb").exists() or (path / "model.tflite").exists():
         return path
     versions = sorted(
         (int(child.name), child)
@@ -101,6 +119,8 @@ def open_predictor(path):
     if not path.exists():
         raise ConfigError(f"{path} does not exist; give a fine-tuned run folder or its export.")
     export = _export_folder(path)
+    if export is not None and (export / "model.tflite").exists():
+        return _LiteRTPredictor(export)
     if export is not None:
         return _SavedModelPredictor(export)
     return _KerasPredictor(path)

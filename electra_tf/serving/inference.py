@@ -31,6 +31,7 @@ they are, and `ServingModule` falls back to the Keras call when not.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import keras
@@ -120,8 +121,9 @@ def transposed_wide_kernels(encoder) -> list:
 
 
 def encoder_sequence(
-    encoder, token_ids, padding_mask, segment_ids, qkv_weights=None, wide_kernels_t=None
-):
+    encoder, token_ids, padding_mask, segment_ids, qkv_weights=None, wide_kernels_t=None,
+    litert=False,
+):  # fmt: skip
     """The encoder's last hidden states as `[B*S, H]` (inference: no dropout).
 
     `qkv_weights`: `fused_qkv(encoder)` made once (for example as variables of a
@@ -130,6 +132,8 @@ def encoder_sequence(
     `wide_kernels_t`: `transposed_wide_kernels(encoder)` made once; the
     feed-forward intermediate matmul then reads them (`x @ kernel_t^T`, the
     same product) instead of the layers' kernels.
+    `litert`: write GELU as `tf.nn.gelu` and the mask as a reshape, the forms the LiteRT
+    converter turns into its builtin GELU and RESHAPE (the same numbers).
     """
     embeddings = encoder.embeddings
     shape = tf.shape(token_ids)
@@ -144,7 +148,13 @@ def encoder_sequence(
         x = _dense(x, encoder.embeddings_project)
     hidden, heads = encoder.hidden_dim, encoder.num_heads
     head_dim = hidden // heads
-    bias = kernels.mask_bias(padding_mask[:, None, None, :], x.dtype)  # [B, 1, 1, S]
+    mask = (
+        tf.reshape(padding_mask, [batch, 1, 1, length])
+        if litert
+        else padding_mask[:, None, None, :]
+    )
+    bias = kernels.mask_bias(mask, x.dtype)  # [B, 1, 1, S]
+    gelu = functools.partial(tf.nn.gelu, approximate=False) if litert else _gelu
     if qkv_weights is None:
         qkv_weights = fused_qkv(encoder)
     if wide_kernels_t is None:
@@ -164,10 +174,10 @@ def encoder_sequence(
         )
         intermediate = layer._feedforward_intermediate_dense
         if wide_kernel_t is None:
-            inner = _gelu(_dense(x, intermediate))
+            inner = gelu(_dense(x, intermediate))
         else:
             product = tf.matmul(x, wide_kernel_t, transpose_b=True)
-            inner = _gelu(tf.nn.bias_add(product, intermediate.bias))
+            inner = gelu(tf.nn.bias_add(product, intermediate.bias))
         x = _layer_norm(
             _dense(inner, layer._feedforward_output_dense) + x, layer._feedforward_layer_norm
         )

@@ -72,6 +72,8 @@ class Kind:
     from_files: bool = True
     #: Whether `electra-tf export` writes a SavedModel of it.
     servable: bool = True
+    #: Whether `electra-tf export --format litert` writes a LiteRT flatbuffer of it.
+    litert: bool = False
     #: Order in which `infer_kind` asks kinds to claim labels (lower first; None: never).
     priority: int | None = None
     #: Whether its labels are names (False: numbers, as regression's scores).

@@ -63,22 +63,32 @@ def test_finetune_export_and_predict_from_the_command_line(tmp_path, capsys):
     assert main(["export", "--checkpoint", str(run), "--out", str(tmp_path / "serving")]) == 0
     written = json.loads(capsys.readouterr().out)["written"]
     assert written.endswith("serving/comments/1")
+    # The LiteRT export, int8: checked on the run's dev and test files before it is written.
+    litert = ["export", "--checkpoint", str(run), "--out", str(tmp_path / "litert"),
+              "--format", "litert", "--quantize", "int8"]  # fmt: skip
+    assert main(litert) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["written"].endswith("litert/comments") and printed["quantize"] == "int8"
+    dev = printed["quality"]["dev"]
+    kept_dev = results["runs"][0]["dev"]["accuracy"]
+    assert dev["rows"] == 32 and dev["keras"] == pytest.approx(kept_dev)
+    assert dev["change_points"] >= -0.5 and printed["quality"]["test"]["rows"] == 16
     test_rows = [json.loads(line) for line in (run / "predictions" / "test.jsonl").open()]
-    for model in (str(run), str(tmp_path / "serving")):
+    for model in (str(run), str(tmp_path / "serving"), str(tmp_path / "litert")):
         output = tmp_path / f"predictions-{len(model)}.jsonl"
         assert main(["predict", "--model", model, "--input", str(tmp_path / "test.csv"),
                      "--output", str(output)]) == 0  # fmt: skip
         rows = [json.loads(line) for line in output.open()]
         assert [r["label"] for r in rows] == [r["label"] for r in test_rows]
         for row, expected in zip(rows, test_rows):
-            for name, p in expected["probabilities"].items():
-                assert abs(row["probabilities"][name] - p) < 1e-5
+            for name, p in expected["probabilities"].items():  # int8: within its rounding
+                assert abs(row["probabilities"][name] - p) < (1e-2 if "litert" in model else 1e-5)
     # One output line per input row, with its row number; a row it cannot read says why.
     # A row longer than the model reads (128 tokens) is counted, by the run and the export.
     lines = ["body,verdict", "good movie,happy", ",happy", "bad plot,unhappy"]
     lines.append("good " * 130 + ",happy")
     gappy = write_lines(tmp_path / "gappy.csv", lines)
-    for model in (run, tmp_path / "serving"):
+    for model in (run, tmp_path / "serving", tmp_path / "litert"):
         capsys.readouterr()
         assert main(["predict", "--model", str(model), "--input", str(gappy),
                      "--output", str(tmp_path / "gappy.jsonl")]) == 0  # fmt: skip
@@ -109,6 +119,8 @@ def test_bad_input_at_the_new_doors_is_one_sentence(tmp_path, capsys):
         (["predict", "--model", str(tmp_path / "nowhere"), "hello"], "does not exist"),
         (["export", "--checkpoint", str(tmp_path / "init"), "--out", str(tmp_path / "o"),
           "--format", "hub", "--xla"], "--xla applies to the TF Serving SavedModel only"),
+        (["export", "--checkpoint", str(tmp_path / "init"), "--out", str(tmp_path / "o"),
+          "--format", "litert"], "--format litert exports a fine-tuned text classifier"),
     ]  # fmt: skip
     for argv, message in cases:
         assert main(argv) == 2, argv

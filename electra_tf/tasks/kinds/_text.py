@@ -40,6 +40,8 @@ def encoder_and_preprocessor(init, config, preprocessor_class):
 class TextKind(Kind):
     """The [CLS]-head kinds' shared job (see the module docstring)."""
 
+    litert = True
+
     def __init__(self, task, splits: dict):
         super().__init__(task, splits)
         self._targets = {}

@@ -81,10 +81,13 @@ class MultiLabel(TextKind):
 
         probabilities = tf.sigmoid(logits)
         chosen = probabilities >= 0.5
-        names = tf.where(chosen, tf.broadcast_to(module.labels, tf.shape(logits)), "")
-        # Chosen names first, in label order: a stable sort on "not chosen".
-        order = tf.argsort(tf.cast(~chosen, tf.int32), axis=1, stable=True)
-        names = tf.gather(names, order, batch_dims=1)
+        # Chosen names first, in label order, then "": sort keys j (chosen) and count + j (not),
+        # distinct, so top_k orders them; index `count` reads the "" after the names. (No
+        # string broadcast or argsort: LiteRT runs this too.)
+        count = tf.shape(logits)[1]
+        j = tf.range(count)[None, :]
+        keys = -tf.math.top_k(-tf.where(chosen, j, j + count), k=count).values
+        names = tf.gather(tf.concat([module.labels, [""]], 0), tf.minimum(keys, count))
         return {"labels": names, "probabilities": probabilities, "logits": logits}
 
     @classmethod
