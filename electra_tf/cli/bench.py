@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
+from electra_tf.bench.task_serving import add_arguments as task_serving_arguments
 from electra_tf.cli.common import add_overrides
 
 __all__ = ["add_parser"]
@@ -284,13 +285,17 @@ def _add_serving(which) -> None:
     )
     parser.add_argument("--min-iterations", type=int, default=10, help="fewest timed calls")
     parser.add_argument("--warmup", type=int, default=5, help="untimed calls first (default 5)")
+    task_serving_arguments(parser)  # --run RUN: a fine-tuned classifier beside ONNX Runtime
     parser.set_defaults(handler=_serving)
 
 
 def _serving(args) -> int:
-    from electra_tf.bench.serving import ServingOptions, run
+    from electra_tf.bench import serving, task_serving
 
-    run(_options(ServingOptions, args, batches=tuple(args.batches)), emit=_print)
+    if args.run:  # a fine-tuned classifier, raw text, beside ONNX Runtime
+        task_serving.run_from_args(args, emit=_print)
+    else:
+        serving.run(_options(serving.ServingOptions, args, batches=tuple(args.batches)), _print)
     return 0
 
 

@@ -1,0 +1,394 @@
+"""A fine-tuned classifier served on a CPU: our SavedModel and LiteRT against ONNX Runtime.
+
+    electra-tf bench serving --run RUN [--rounds 3] [--calls 200] [--batch 32] [--threads 2]
+
+`build(run, work)` makes, from the same fine-tuned weights (`RUN`, a run of
+`electra-tf finetune` of a text-classification kind), every served form once:
+
+- `saved_model`: this package's TF Serving export (`export_finetuned`), raw text in;
+- `litert`, `litert_int8`: its LiteRT export, float32 and dynamic-range int8;
+- `onnxruntime`, `onnxruntime_int8`: the same weights as a PyTorch module (Hugging Face's
+  `ElectraModel` and a linear layer on [CLS], checked equal to the Keras model),
+  exported to ONNX, optimized by `onnxruntime.transformers.optimizer` (BERT fusions)
+  and, for int8, quantized by `onnxruntime.quantization.quantize_dynamic` (int8
+  weights), each run with the transformers fast tokenizer over the run's vocabulary:
+  the route Hugging Face Optimum takes;
+- `pipeline`: transformers' `text-classification` pipeline over the PyTorch module.
+
+Then each runtime runs in a process of its own, once per round in the order of
+`electra_tf.bench.peers.schedule`, with `--threads` threads, and times, tokenization
+and label names included: `--calls` single-text calls (median and p99 latency) and
+batches of `--batch` texts (texts/s). Texts are the run's dev file. Each record also
+carries the labels it gave, and the summary how many agree with the SavedModel's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["TaskServingOptions", "IMPLS", "build", "run_once", "compare", "summarize"]
+
+IMPLS = ("saved_model", "litert", "litert_int8", "onnxruntime", "onnxruntime_int8", "pipeline")
+
+
+@dataclasses.dataclass
+class TaskServingOptions:
+    """One runtime's timing (`electra-tf bench serving --run` flags, one field each)."""
+
+    work: str = ""  # the folder `build` filled
+    impl: str = "saved_model"
+    calls: int = 200  # timed single-text calls
+    batches: int = 10  # timed batches
+    batch: int = 32
+    threads: int = 2
+    warmup: int = 5
+
+
+def _torch_module(model):
+    """A PyTorch module with the Keras classifier's weights: (module, HF config dict)."""
+    import torch
+    from transformers import ElectraConfig
+
+    from electra_tf.serving.hugging_face import hugging_face_config, hugging_face_name
+    from electra_tf.serving.reference_checkpoint import _encoder_entries
+
+    labels = list(model.labels)
+    config = hugging_face_config(model.encoder, "ElectraForSequenceClassification")
+    config.update(id2label=dict(enumerate(labels)), label2id={n: i for i, n in enumerate(labels)})
+    module = _torch_class()(ElectraConfig(**config)).eval()
+    state = {}
+    for name, variable, shape in _encoder_entries(model.encoder, "electra", True, "electra"):
+        hf, transpose = hugging_face_name(name)
+        value = np.asarray(variable.numpy(), np.float32)
+        value = value.reshape(shape) if shape else value
+        state[hf] = torch.from_numpy(np.ascontiguousarray(value.T if transpose else value))
+    state["classifier.weight"] = torch.from_numpy(model.output_dense.kernel.numpy().T.copy())
+    state["classifier.bias"] = torch.from_numpy(model.output_dense.bias.numpy().copy())
+    missing, unexpected = module.load_state_dict(state, strict=False)
+    if unexpected or [m for m in missing if "position_ids" not in m]:
+        raise RuntimeError(f"weights not mapped: missing {missing}, unexpected {unexpected}")
+    return module
+
+
+def _hf_tokenizer(folder: Path, lower_case: bool, seq: int):
+    from transformers import BertTokenizerFast
+
+    return BertTokenizerFast(  # transformers 5: `vocab` takes the vocab.txt path
+        vocab=str(folder / "vocab.txt"), do_lower_case=lower_case, model_max_length=seq
+    )
+
+
+def _onnx(module, work: Path, heads: int, hidden: int) -> dict:
+    """model.onnx (BERT-fused by onnxruntime's optimizer) and model_int8.onnx."""
+    import onnx
+    import torch
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from onnxruntime.transformers import optimizer
+
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    ids = torch.ones(2, 8, dtype=torch.long)
+    raw = work / "model_raw.onnx"
+    module.set_attn_implementation("eager")  # traced as plain ops, which the fusions match
+    torch.onnx.export(
+        module, (ids, ids, ids * 0), str(raw), input_names=names, output_names=["logits"],
+        dynamic_axes={n: {0: "batch", 1: "sequence"} for n in names}, opset_version=17,
+        dynamo=False,
+    )  # fmt: skip
+    module.set_attn_implementation("sdpa")
+    fused = optimizer.optimize_model(
+        str(raw), model_type="bert", num_heads=heads, hidden_size=hidden
+    )
+    fused.save_model_to_file(str(work / "model.onnx"))
+    quantize_dynamic(
+        str(work / "model.onnx"), str(work / "model_int8.onnx"), weight_type=QuantType.QInt8,
+        extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},  # fused ops' outputs
+    )  # fmt: skip
+    return {"fused_ops": {k: v for k, v in fused.get_fused_operator_statistics().items() if v}}
+
+
+def build(run, work, log=print) -> dict:
+    """Every served form of `run`'s model into `work` (see the module docstring)."""
+    import torch
+
+    from electra_tf.finetuning.predict import open_predictor, read_inputs
+    from electra_tf.tasks.export import export_finetuned
+    from electra_tf.tasks.litert import export_litert
+    from electra_tf.tasks.model_folder import load_finetuned
+
+    work = Path(work)
+    work.mkdir(parents=True, exist_ok=True)
+    model, info = load_finetuned(run)
+    texts = read_inputs(info["data"]["dev"]["path"], info)[0]
+    (work / "texts.json").write_text(json.dumps(list(texts)))
+    (work / "vocab.txt").write_text("".join(f"{t}\n" for t in model.preprocessor.vocabulary))
+    seq = model.preprocessor.sequence_length
+    log("[bench] SavedModel and LiteRT exports")
+    export_finetuned(model, info, work / "saved_model", model_name="m")
+    for quantize in (None, "int8"):
+        export_litert(model, info, work / f"litert_{quantize}", model_name="m", quantize=quantize)
+    log("[bench] PyTorch module, ONNX and int8 ONNX")
+    module = _torch_module(model)
+    module.save_pretrained(str(work / "hf"))
+    tokenizer = _hf_tokenizer(work, bool(model.preprocessor.lower_case), seq)
+    sample = list(texts[:64])
+    with torch.inference_mode():
+        encoded = tokenizer(sample, padding=True, truncation=True, return_tensors="pt")
+        torch_logits = module(**encoded).logits.numpy()
+    keras_logits = np.asarray(model.predict(sample, verbose=0))
+    ours = open_predictor(work / "saved_model")(sample)
+    record = {
+        "kind": "serving_task_build",
+        "torch_vs_keras_max_abs": float(np.abs(torch_logits - keras_logits).max()),
+        "same_labels_savedmodel_keras": sum(
+            row["label"] == model.labels[int(i)]
+            for row, i in zip(ours, keras_logits.argmax(1), strict=True)
+        ),
+        "sample": len(sample),
+        **_onnx(module, work, model.encoder.num_heads, model.encoder.hidden_dim),
+    }
+    for name in ("model.onnx", "model_int8.onnx"):
+        logits = _onnx_session(work / name, 2).run(None, _feeds(encoded))[0]
+        record[f"{name}_vs_keras_max_abs"] = float(np.abs(logits - keras_logits).max())
+    (work / "build.json").write_text(json.dumps({**record, "lower_case": bool(
+        model.preprocessor.lower_case), "seq": seq, "labels": list(model.labels)}))  # fmt: skip
+    return record
+
+
+def _runtime(options: TaskServingOptions, work: Path, meta: dict):
+    """A callable: list of texts -> list of label names."""
+    impl, threads = options.impl, options.threads
+    if impl in ("saved_model", "litert", "litert_int8"):
+        import tensorflow as tf
+
+        tf.config.threading.set_intra_op_parallelism_threads(threads)
+        tf.config.threading.set_inter_op_parallelism_threads(1)
+        folder = {"saved_model": "saved_model", "litert": "litert_None"}.get(impl, "litert_int8")
+        from electra_tf.finetuning.predict import open_predictor
+
+        predictor = open_predictor(work / folder)
+        if impl != "saved_model":
+            from electra_tf.tasks.litert import open_litert
+
+            predictor.run, _ = open_litert(work / folder / "m", num_threads=threads)
+        return lambda texts: [row["label"] for row in predictor(texts)]
+    tokenizer = _hf_tokenizer(work, meta["lower_case"], meta["seq"])
+    labels = meta["labels"]
+    if impl == "pipeline":
+        import torch
+        from transformers import pipeline
+
+        torch.set_num_threads(threads)
+        module = _load_torch(work)
+        classify = pipeline("text-classification", model=module, tokenizer=tokenizer, device=-1)
+        return lambda texts: [
+            r["label"] for r in classify(list(texts), batch_size=len(texts), truncation=True)
+        ]
+    session = _onnx_session(work / ("model_int8.onnx" if "int8" in impl else "model.onnx"), threads)
+
+    def call(texts):
+        encoded = tokenizer(list(texts), padding=True, truncation=True, return_tensors="np")
+        logits = session.run(None, _feeds(encoded))[0]
+        return [labels[i] for i in logits.argmax(-1)]
+
+    return call
+
+
+def _onnx_session(path: Path, threads: int):
+    import onnxruntime as ort
+
+    settings = ort.SessionOptions()
+    settings.intra_op_num_threads, settings.inter_op_num_threads = threads, 1
+    return ort.InferenceSession(str(path), settings, providers=["CPUExecutionProvider"])
+
+
+def _feeds(encoded) -> dict:
+    names = ("input_ids", "attention_mask", "token_type_ids")
+    return {name: np.asarray(encoded[name], np.int64) for name in names}
+
+
+def _load_torch(work: Path):
+    return _torch_class().from_pretrained(str(work / "hf")).eval()
+
+
+def _torch_class():
+    import torch
+    from transformers import ElectraModel, ElectraPreTrainedModel
+    from transformers.modeling_outputs import SequenceClassifierOutput
+
+    class ClassifierOnCLS(ElectraPreTrainedModel):
+        def __init__(self, config):
+            super().__init__(config)
+            self.electra = ElectraModel(config)
+            self.classifier = torch.nn.Linear(config.hidden_size, config.num_labels)
+            self.post_init()
+
+        def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, **_):
+            hidden = self.electra(
+                input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+            return SequenceClassifierOutput(logits=self.classifier(hidden[:, 0]))
+
+    return ClassifierOnCLS
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def run_once(options: TaskServingOptions, number: int = 0) -> dict:
+    """One runtime in this process: load, warm up, then single calls and batches."""
+    work = Path(options.work)
+    meta = json.loads((work / "build.json").read_text())
+    texts = json.loads((work / "texts.json").read_text())
+    started = time.perf_counter()
+    call = _runtime(options, work, meta)
+    load = time.perf_counter() - started
+    for i in range(options.warmup):
+        call(texts[i : i + 1])
+        call(texts[i * options.batch : (i + 1) * options.batch])
+    single = []
+    for i in range(options.calls):
+        text = texts[(number * options.calls + i) % len(texts) :][:1]
+        begin = time.perf_counter()
+        call(text)
+        single.append(time.perf_counter() - begin)
+    batched, done = [], 0
+    for i in range(options.batches):
+        start = (i * options.batch) % max(1, len(texts) - options.batch)
+        chunk = texts[start : start + options.batch]
+        begin = time.perf_counter()
+        done += len(call(chunk))
+        batched.append(time.perf_counter() - begin)
+    labels = []
+    for start in range(0, min(len(texts), 256), options.batch):
+        labels += call(texts[start : start + options.batch])
+    single_ms = np.asarray(single) * 1000.0
+    return {
+        "kind": "serving_task",
+        "impl": options.impl,
+        "round": number,
+        "threads": options.threads,
+        "load_s": round(load, 2),
+        "batch1_p50_ms": round(float(np.percentile(single_ms, 50)), 3),
+        "batch1_p99_ms": round(float(np.percentile(single_ms, 99)), 3),
+        "batch1_calls": len(single),
+        "batch": options.batch,
+        "batch_texts_per_s": round(done / sum(batched), 2),
+        "batches": len(batched),
+        "peak_rss_mb": round(_peak_rss_mb(), 1),
+        "labels": labels,
+    }
+
+
+def _command(options: TaskServingOptions, impl: str, number: int) -> list:
+    fields = dataclasses.asdict(dataclasses.replace(options, impl=impl))
+    return [sys.executable, "-m", "electra_tf.bench.task_serving", json.dumps(fields), str(number)]
+
+
+def compare(options: TaskServingOptions, impls, rounds: int, out: str = "", emit=print) -> list:
+    """Each runtime once per round, each in its own process, in `peers.schedule`'s order."""
+    from electra_tf.bench import peers
+
+    records = []
+
+    def keep(record):
+        records.append(record)
+        if out:
+            with open(out, "a") as handle:
+                handle.write(json.dumps(record, sort_keys=True) + "\n")
+        emit({k: v for k, v in record.items() if k != "labels"})
+
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    for number, impl in peers.schedule(impls, rounds):
+        code, stdout, stderr = peers._launch(_command(options, impl, number), 3600.0)
+        record = peers._last_record(stdout) if code == 0 else None
+        if record is None:
+            tail = (stderr or "").strip().splitlines()[-3:]
+            record = {"kind": "serving_task_error", "impl": impl, "round": number,
+                      "returncode": code, "stderr_tail": tail}  # fmt: skip
+        keep(record)
+    for line in summarize(records):
+        keep(line)
+    return records
+
+
+def summarize(records, reference: str = "onnxruntime_int8") -> list:
+    """Per runtime: median [min, max] of p50, p99 and texts/s over rounds; its speed over
+    `reference`'s, paired per round (above 1: faster); labels agreeing with the SavedModel's."""
+    import statistics
+
+    runs = [r for r in records if r.get("kind") == "serving_task"]
+    by_impl = {}
+    for record in runs:
+        by_impl.setdefault(record["impl"], {})[record["round"]] = record
+    base = by_impl.get("saved_model", {})
+    ref = by_impl.get(reference, {})
+
+    def spread(values):
+        return [statistics.median(values), min(values), max(values)] if values else None
+
+    lines = []
+    for impl, rounds in by_impl.items():
+        line = {"kind": "serving_task_summary", "impl": impl, "rounds": len(rounds)}
+        for key in ("batch1_p50_ms", "batch1_p99_ms", "batch_texts_per_s", "peak_rss_mb"):
+            line[key] = spread([r[key] for r in rounds.values()])
+        paired = [n for n in rounds if n in ref]
+        line[f"batch1_speed_vs_{reference}"] = spread(
+            [ref[n]["batch1_p50_ms"] / rounds[n]["batch1_p50_ms"] for n in paired]
+        )
+        line[f"batch_speed_vs_{reference}"] = spread(
+            [rounds[n]["batch_texts_per_s"] / ref[n]["batch_texts_per_s"] for n in paired]
+        )
+        if base:
+            mine, theirs = (
+                next(iter(rounds.values()))["labels"],
+                next(iter(base.values()))["labels"],
+            )
+            line["labels_as_saved_model"] = [
+                sum(a == b for a, b in zip(mine, theirs, strict=True)),
+                len(mine),
+            ]
+        lines.append(line)
+    return lines
+
+
+def add_arguments(parser) -> None:
+    """`electra-tf bench serving`'s flags for `--run`."""
+    task = parser.add_argument_group(
+        "a fine-tuned classifier (--run): SavedModel and LiteRT against ONNX Runtime, raw text"
+    )
+    task.add_argument("--run", help="a fine-tuned text-classification run folder")
+    task.add_argument("--work", default="", help="where the served forms are built (default: "
+                      "RUN/serving-bench; reused when present)")  # fmt: skip
+    task.add_argument("--impls", default="", help="compared (default: all)")
+    task.add_argument("--rounds", type=int, default=3, help="rounds (default 3)")
+    task.add_argument("--calls", type=int, default=200, help="single-text calls (default 200)")
+    task.add_argument("--batch", type=int, default=32, help="texts per batch (default 32)")
+    task.add_argument("--timed-batches", type=int, default=10, help="batches timed (default 10)")
+    task.add_argument("--threads", type=int, default=2, help="threads each (default 2)")
+    task.add_argument("--out", default="", help="append every record to this JSON-lines file")
+
+
+def run_from_args(args, emit=print) -> list:
+    """Builds the served forms (unless `--work` has them), then `compare`."""
+    work = Path(args.work or Path(args.run) / "serving-bench")
+    if not (work / "build.json").exists():
+        emit(build(args.run, work, log=lambda line: print(line, file=sys.stderr)))
+    options = TaskServingOptions(
+        work=str(work), calls=args.calls, batches=args.timed_batches, batch=args.batch,
+        threads=args.threads, warmup=args.warmup,
+    )  # fmt: skip
+    impls = [i for i in args.impls.split(",") if i] or list(IMPLS)
+    return compare(options, impls, args.rounds, args.out, emit=emit)
+
+
+if __name__ == "__main__":
+    print(json.dumps(run_once(TaskServingOptions(**json.loads(sys.argv[1])), int(sys.argv[2]))))
