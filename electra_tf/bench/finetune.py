@@ -362,27 +362,11 @@ def compare(options: FinetuneBenchOptions, impls, rounds: int, out: str = "", em
     `electra_tf.bench.peers.schedule`; returns (and emits) every record, summaries last."""
     from electra_tf.bench import peers
 
-    launch = launch or peers._launch
-    records = []
-
-    def keep(record):
-        records.append(record)
-        if out:
-            with open(out, "a") as handle:
-                handle.write(json.dumps(record, sort_keys=True) + "\n")
-        emit(record)
-
-    for number, impl in peers.schedule(impls, rounds):
-        code, stdout, stderr = launch(_command(options, impl, number), 7200.0)
-        record = peers._last_record(stdout) if code == 0 else None
-        if record is None:
-            tail = (stderr or "").strip().splitlines()[-3:]
-            record = {"kind": "finetune_bench_error", "impl": impl, "round": number,
-                      "returncode": code, "stderr_tail": tail}  # fmt: skip
-        keep(record)
-    for line in summarize(records):
-        keep(line)
-    return records
+    return peers.interleave(
+        lambda impl, number: _command(options, impl, number), impls, rounds,
+        error_kind="finetune_bench_error", summarize=summarize, out=out, emit=emit,
+        launch=launch or peers._launch, timeout=7200.0,
+    )  # fmt: skip
 
 
 def summarize(records) -> list:

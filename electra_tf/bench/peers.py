@@ -91,35 +91,53 @@ def _last_record(stdout: str):
     return None
 
 
-def run(options: PeersOptions, emit=print, launch=_launch) -> list:
-    """Runs the schedule; emits and returns every record, the summary lines last."""
-    records = []
+def interleave(command, impls, rounds: int, *, error_kind: str, summarize, out: str = "",
+               emit=print, launch=_launch, timeout: float = 3600.0, before_round=None,
+               shown=None) -> list:  # fmt: skip
+    """Each of `impls` once per round, each in its own process (`command(impl, round)`), in
+    `schedule`'s order; every record (or `{"kind": error_kind, ...}` with the stderr tail)
+    is appended to `out` as JSON and emitted (`shown(record)`, default all of it); then
+    `summarize(records)`'s lines. `before_round(number, keep)` runs first in each round."""
+    records, started = [], set()
 
     def keep(record):
         records.append(record)
-        if options.out:
-            with open(options.out, "a") as handle:
+        if out:
+            with open(out, "a") as handle:
                 handle.write(json.dumps(record, sort_keys=True) + "\n")
-        emit(record)
+        emit(shown(record) if shown else record)
 
-    ceilings_done = set()
-    for number, impl in schedule(options.impls, options.rounds):
-        if options.ceiling and number not in ceilings_done:
-            ceilings_done.add(number)
-            code, stdout, stderr = launch([sys.executable, "-c", _CEILING], options.timeout)
-            found = _last_record(stdout) if code == 0 else None
-            if found is not None:
-                keep({"kind": "matmul_ceiling", "round": number, **found})
-        code, stdout, stderr = launch(_step_command(options, impl, number), options.timeout)
+    for number, impl in schedule(impls, rounds):
+        if before_round is not None and number not in started:
+            started.add(number)
+            before_round(number, keep)
+        code, stdout, stderr = launch(command(impl, number), timeout)
         record = _last_record(stdout) if code == 0 else None
         if record is None:
             tail = (stderr or "").strip().splitlines()[-3:]
-            record = {"kind": "peer_error", "impl": impl, "round": number, "returncode": code,
+            record = {"kind": error_kind, "impl": impl, "round": number, "returncode": code,
                       "stderr_tail": tail}  # fmt: skip
         keep(record)
     for line in summarize(records):
         keep(line)
     return records
+
+
+def run(options: PeersOptions, emit=print, launch=_launch) -> list:
+    """Runs the schedule; emits and returns every record, the summary lines last."""
+
+    def ceiling(number, keep):
+        code, stdout, _ = launch([sys.executable, "-c", _CEILING], options.timeout)
+        found = _last_record(stdout) if code == 0 else None
+        if found is not None:
+            keep({"kind": "matmul_ceiling", "round": number, **found})
+
+    return interleave(
+        lambda impl, number: _step_command(options, impl, number), options.impls,
+        options.rounds, error_kind="peer_error", summarize=summarize, out=options.out,
+        emit=emit, launch=launch, timeout=options.timeout,
+        before_round=ceiling if options.ceiling else None,
+    )  # fmt: skip
 
 
 def _spread(values):

@@ -16,9 +16,9 @@
 - `pipeline`: transformers' `text-classification` pipeline over the PyTorch module.
 
 Then each runtime runs in a process of its own, once per round in the order of
-`electra_tf.bench.peers.schedule`, with `--threads` threads, and times, tokenization
-and label names included: `--calls` single-text calls (median and p99 latency) and
-batches of `--batch` texts (texts/s). Texts are the run's dev file. Each record also
+`electra_tf.bench.peers.schedule` (reversed in even rounds), with `--threads` threads, and
+times, tokenization and label names included: `--calls` single-text calls (median and p99
+latency) and batches of `--batch` texts (texts/s). Texts are the run's dev file. Each record also
 carries the labels it gave, and the summary how many agree with the SavedModel's.
 """
 
@@ -297,27 +297,12 @@ def compare(options: TaskServingOptions, impls, rounds: int, out: str = "", emit
     """Each runtime once per round, each in its own process, in `peers.schedule`'s order."""
     from electra_tf.bench import peers
 
-    records = []
-
-    def keep(record):
-        records.append(record)
-        if out:
-            with open(out, "a") as handle:
-                handle.write(json.dumps(record, sort_keys=True) + "\n")
-        emit({k: v for k, v in record.items() if k != "labels"})
-
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    for number, impl in peers.schedule(impls, rounds):
-        code, stdout, stderr = peers._launch(_command(options, impl, number), 3600.0)
-        record = peers._last_record(stdout) if code == 0 else None
-        if record is None:
-            tail = (stderr or "").strip().splitlines()[-3:]
-            record = {"kind": "serving_task_error", "impl": impl, "round": number,
-                      "returncode": code, "stderr_tail": tail}  # fmt: skip
-        keep(record)
-    for line in summarize(records):
-        keep(line)
-    return records
+    return peers.interleave(
+        lambda impl, number: _command(options, impl, number), impls, rounds,
+        error_kind="serving_task_error", summarize=summarize, out=out, emit=emit,
+        shown=lambda record: {k: v for k, v in record.items() if k != "labels"},
+    )  # fmt: skip
 
 
 def summarize(records, reference: str = "onnxruntime_int8") -> list:

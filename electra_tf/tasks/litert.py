@@ -30,6 +30,7 @@ from electra_tf.config import ConfigError
 from electra_tf.data.inputs import pack_inputs
 from electra_tf.io.durable import os_reason, publishing
 from electra_tf.serving import inference
+from electra_tf.tasks.export import TaskServingModule
 from electra_tf.tasks.registry import get_kind
 
 __all__ = ["LITERT_FILE", "LiteTextModule", "export_litert", "open_config", "open_litert"]
@@ -85,13 +86,8 @@ class LiteTextModule(tf.Module):
             self._serve_text, input_signature=spec.serving_inputs(self.pair)
         )
 
-    @property
-    def head_kernel(self):
-        return self._keras.head.kernel
-
-    @property
-    def head_bias(self):
-        return self._keras.head.bias
+    head_kernel = TaskServingModule.head_kernel  # the Keras head's, as the SavedModel reads
+    head_bias = TaskServingModule.head_bias
 
     def packed(self, text, text_pair=None):
         packed = pack_inputs(
