@@ -53,23 +53,18 @@ class TaskServingOptions:
 
 
 def _torch_module(model):
-    """A PyTorch module with the Keras classifier's weights: (module, HF config dict)."""
+    """A PyTorch module (`ElectraModel` and a linear layer on [CLS]) with the Keras
+    classifier's weights."""
     import torch
     from transformers import ElectraConfig
 
-    from electra_tf.serving.hugging_face import hugging_face_config, hugging_face_name
-    from electra_tf.serving.reference_checkpoint import _encoder_entries
+    from electra_tf.serving.hugging_face import encoder_state, hugging_face_config
 
     labels = list(model.labels)
     config = hugging_face_config(model.encoder, "ElectraForSequenceClassification")
     config.update(id2label=dict(enumerate(labels)), label2id={n: i for i, n in enumerate(labels)})
     module = _torch_class()(ElectraConfig(**config)).eval()
-    state = {}
-    for name, variable, shape in _encoder_entries(model.encoder, "electra", True, "electra"):
-        hf, transpose = hugging_face_name(name)
-        value = np.asarray(variable.numpy(), np.float32)
-        value = value.reshape(shape) if shape else value
-        state[hf] = torch.from_numpy(np.ascontiguousarray(value.T if transpose else value))
+    state = {name: torch.from_numpy(value) for name, value in encoder_state(model.encoder).items()}
     state["classifier.weight"] = torch.from_numpy(model.output_dense.kernel.numpy().T.copy())
     state["classifier.bias"] = torch.from_numpy(model.output_dense.bias.numpy().copy())
     missing, unexpected = module.load_state_dict(state, strict=False)
@@ -132,8 +127,8 @@ def build(run, work, log=print) -> dict:
     seq = model.preprocessor.sequence_length
     log("[bench] SavedModel and LiteRT exports")
     export_finetuned(model, info, work / "saved_model", model_name="m")
-    for quantize in (None, "int8"):
-        export_litert(model, info, work / f"litert_{quantize}", model_name="m", quantize=quantize)
+    for impl, quantize in (("litert", None), ("litert_int8", "int8")):
+        export_litert(model, info, work / impl, model_name="m", quantize=quantize)
     log("[bench] PyTorch module, ONNX and int8 ONNX")
     module = _torch_module(model)
     module.save_pretrained(str(work / "hf"))
@@ -157,8 +152,9 @@ def build(run, work, log=print) -> dict:
     for name in ("model.onnx", "model_int8.onnx"):
         logits = _onnx_session(work / name, 2).run(None, _feeds(encoded))[0]
         record[f"{name}_vs_keras_max_abs"] = float(np.abs(logits - keras_logits).max())
-    (work / "build.json").write_text(json.dumps({**record, "lower_case": bool(
-        model.preprocessor.lower_case), "seq": seq, "labels": list(model.labels)}))  # fmt: skip
+    lower_case, labels = bool(model.preprocessor.lower_case), list(model.labels)
+    meta = {**record, "lower_case": lower_case, "seq": seq, "labels": labels}
+    (work / "build.json").write_text(json.dumps(meta))
     return record
 
 
@@ -170,14 +166,9 @@ def _runtime(options: TaskServingOptions, work: Path, meta: dict):
 
         tf.config.threading.set_intra_op_parallelism_threads(threads)
         tf.config.threading.set_inter_op_parallelism_threads(1)
-        folder = {"saved_model": "saved_model", "litert": "litert_None"}.get(impl, "litert_int8")
         from electra_tf.finetuning.predict import open_predictor
 
-        predictor = open_predictor(work / folder)
-        if impl != "saved_model":
-            from electra_tf.tasks.litert import open_litert
-
-            predictor.run, _ = open_litert(work / folder / "m", num_threads=threads)
+        predictor = open_predictor(work / impl, num_threads=threads)
         return lambda texts: [row["label"] for row in predictor(texts)]
     tokenizer = _hf_tokenizer(work, meta["lower_case"], meta["seq"])
     labels = meta["labels"]

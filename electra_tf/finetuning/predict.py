@@ -83,10 +83,10 @@ class _SavedModelPredictor:
 class _LiteRTPredictor(_SavedModelPredictor):
     """A LiteRT export (`model.tflite`, `electra-tf export --format litert`)."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, num_threads: int | None = None):
         from electra_tf.tasks.litert import open_litert
 
-        self.run, config = open_litert(folder)
+        self.run, config = open_litert(folder, num_threads=num_threads)
         self.info, self.pair = config, bool(config["pair"])
         self.kind = get_kind(config["task_kind"])
         self.labels = [str(name) for name in config["labels"] or []]
@@ -112,15 +112,16 @@ def _export_folder(path: Path) -> Path | None:
     return versions[-1][1]
 
 
-def open_predictor(path):
-    """A callable `(inputs, pairs=None) -> [dict]` over a run folder or a SavedModel export;
-    its `kind` (the registered kind), `pair` and `info` say what it reads."""
+def open_predictor(path, num_threads: int | None = None):
+    """A callable `(inputs, pairs=None) -> [dict]` over a run folder or a SavedModel or LiteRT
+    export; its `kind` (the registered kind), `pair` and `info` say what it reads.
+    `num_threads`: the LiteRT interpreter's (default: its own choice)."""
     path = Path(path)
     if not path.exists():
         raise ConfigError(f"{path} does not exist; give a fine-tuned run folder or its export.")
     export = _export_folder(path)
     if export is not None and (export / "model.tflite").exists():
-        return _LiteRTPredictor(export)
+        return _LiteRTPredictor(export, num_threads)
     if export is not None:
         return _SavedModelPredictor(export)
     return _KerasPredictor(path)

@@ -22,7 +22,7 @@ import numpy as np
 
 from electra_tf.config import ConfigError, ElectraConfig
 from electra_tf.io.durable import publishing
-from electra_tf.serving.reference_checkpoint import assign_weight, reference_names
+from electra_tf.serving.reference_checkpoint import assign_weight, encoder_entries, reference_names
 
 __all__ = [
     "HUGGING_FACE_TYPES",
@@ -30,6 +30,8 @@ __all__ = [
     "import_hugging_face",
     "hugging_face_vocabulary",
     "hugging_face_config",
+    "hugging_face_value",
+    "encoder_state",
     "export_hugging_face",
 ]
 
@@ -343,6 +345,22 @@ def hugging_face_config(encoder, architecture: str) -> dict:
     }
 
 
+def hugging_face_value(name: str, variable, shape=None) -> tuple[str, np.ndarray]:
+    """(state-dict name, float32 array) of one `reference_names` entry: reshaped to the
+    reference shape, transposed where PyTorch keeps `[out, in]`."""
+    hf, transpose = hugging_face_name(name)
+    value = np.asarray(variable.numpy(), np.float32)
+    value = value.reshape(shape) if shape else value
+    return hf, np.ascontiguousarray(value.T if transpose else value)
+
+
+def encoder_state(encoder) -> dict:
+    """An `ElectraEncoder`'s weights as a Hugging Face `ElectraModel` state dict (numpy)."""
+    return dict(
+        hugging_face_value(*entry) for entry in encoder_entries(encoder, "electra", True, "electra")
+    )
+
+
 def export_hugging_face(model, folder) -> dict:
     """Writes `folder/discriminator` (and `folder/generator` for a pretrainer) as HF checkpoints."""
     from safetensors.numpy import save_file
@@ -352,10 +370,7 @@ def export_hugging_face(model, folder) -> dict:
     generator = getattr(model, "generator", None)
     disc_state, gen_state = {}, {}
     for name, variable, shape in reference_names(model):
-        hf, transpose = hugging_face_name(name)
-        value = np.asarray(variable.numpy(), np.float32)
-        value = value.reshape(shape) if shape else value
-        value = np.ascontiguousarray(value.T if transpose else value)
+        hf, value = hugging_face_value(name, variable, shape)
         if name.startswith(("generator/", "generator_predictions/")):
             gen_state[hf] = value
         else:

@@ -22,6 +22,7 @@ import numpy as np
 from electra_tf.config import ConfigError, ElectraConfig
 
 __all__ = [
+    "encoder_entries",
     "reference_names",
     "assign_weight",
     "export_reference_checkpoint",
@@ -29,7 +30,8 @@ __all__ = [
 ]
 
 
-def _encoder_entries(encoder, scope: str, with_embeddings: bool, embeddings_scope: str):
+def encoder_entries(encoder, scope: str, with_embeddings: bool, embeddings_scope: str):
+    """(reference name, Keras variable, reference shape or None) of one encoder's weights."""
     entries = []
     if with_embeddings:
         emb = encoder.embeddings
@@ -90,7 +92,7 @@ def reference_names(model) -> list[tuple[str, object, tuple | None]]:
     """(reference name, Keras variable, reference shape if it differs) for a pretrainer or
     a discriminator; each variable appears once."""
     discriminator = getattr(model, "discriminator", model)
-    entries = _encoder_entries(discriminator.encoder, "electra", True, "electra")
+    entries = encoder_entries(discriminator.encoder, "electra", True, "electra")
     head = discriminator.rtd_head
     entries += [
         ("discriminator_predictions/dense/kernel", head.dense.kernel, None),
@@ -102,7 +104,7 @@ def reference_names(model) -> list[tuple[str, object, tuple | None]]:
     if generator is not None:
         if generator.encoder is not discriminator.encoder:
             shared = generator.encoder.embeddings is discriminator.encoder.embeddings
-            entries += _encoder_entries(
+            entries += encoder_entries(
                 generator.encoder, "generator", not shared, "electra" if shared else "generator"
             )
         mlm = generator.mlm_head

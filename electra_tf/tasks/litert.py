@@ -66,6 +66,7 @@ class LiteTextModule(tf.Module):
             )
         self._spec = types.SimpleNamespace(kind=spec)
         self._keras = types.SimpleNamespace(encoder=model.encoder, head=model.output_dense)
+        # Tracked: without them the converter writes the flatbuffer with no signature.
         self.model_weights = list(model.encoder.weights) + list(model.output_dense.weights)
         vocabulary = list(pre.vocabulary)
         self.special = {t: vocabulary.index(t) for t in ("[CLS]", "[SEP]", "[PAD]")}

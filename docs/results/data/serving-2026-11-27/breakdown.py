@@ -55,10 +55,10 @@ def median_ms(call, batch, repeats):
 with tempfile.TemporaryDirectory() as scratch:
     tok_path = tokenizer_only_flatbuffer(Path(scratch))
     tokenize = LiteRTPredictor(tok_path, ["text"], ["ids", "mask", "segments"], num_threads=2)
-    lite = {q: LiteRTPredictor(work / f"litert_{q}" / "m" / "model.tflite", ["text"],
-                               json.loads((work / f"litert_{q}" / "m" / "electra_config.json")
+    lite = {q: LiteRTPredictor(work / folder / "m" / "model.tflite", ["text"],
+                               json.loads((work / folder / "m" / "electra_config.json")
                                           .read_text())["outputs"], num_threads=2)
-            for q in ("None", "int8")}  # fmt: skip
+            for q, folder in (("None", "litert"), ("int8", "litert_int8"))}  # fmt: skip
     tokenizer = _hf_tokenizer(work, meta["lower_case"], meta["seq"])
     sessions = {name: _onnx_session(work / name, 2) for name in ("model.onnx", "model_int8.onnx")}
 
