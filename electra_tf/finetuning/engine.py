@@ -8,11 +8,14 @@ epoch's weights, writes a resume checkpoint and stops after `patience` epochs
 without a gain. Everything lands in `folder` (`seed-N/`):
 
 - `epoch-E/`: the model, its optimizer and random state after epoch E, with
-  `state.json` (the dev history and the best so far) and `record.json`; only
-  the newest is kept, and it is published (synced, renamed) before the older
-  one is deleted, so a run killed at any point resumes from its last epoch;
-- `best.weights.h5` and `best.json`: the best epoch so far, written after the
-  epoch's checkpoint (a run killed in between writes them from it on resume);
+  `state.json` (the dev history and the best so far) and `record.json`. The
+  files are written when the epoch ends; a thread hashes, syncs and publishes
+  (renames) the folder while the next epoch trains, then deletes the older ones
+  but the best epoch's, so a run killed at any point resumes from its last
+  epoch and still has its best weights;
+- `best.weights.h5` and `best.json`: the best epoch's weights, written once when
+  the seed's epochs are done (from memory, or from the best epoch's checkpoint
+  after a resume);
 - `result.json`, written last: the best epoch's scores on every split.
 
 A re-run finds `result.json` and reuses it, or the newest `epoch-E/` that
@@ -23,11 +26,13 @@ what the uninterrupted one would have.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import re
 import shutil
+import threading
 from pathlib import Path
 
 import keras
@@ -39,7 +44,7 @@ from electra_tf.io.durable import (
     ensure_space,
     fsync_path,
     os_reason,
-    publishing,
+    publish_folder,
     remove_folder,
     variables_bytes,
     verify_record,
@@ -89,16 +94,23 @@ class EpochSelection(keras.callbacks.Callback):
         state: `{"history": [...], "best": {...} or None}`, restored on resume.
         patience: stop after this many epochs without a better dev score (0: never).
         log: called with one line per epoch (None: quiet).
+
+    `best_weights` holds the best epoch's weights once this fit has seen it; the last
+    epoch's checkpoint may still be publishing until `wait_for_checkpoint()` (called
+    when training ends).
     """
 
     def __init__(self, job, folder: Path, state: dict, patience: int = 0, log=None):
         super().__init__()
         self.job, self.folder, self.state = job, Path(folder), state
         self.patience, self.log = patience, log
+        self.best_weights, self.best_epoch = None, None
+        self._writer, self._failure = None, None
 
     def on_epoch_end(self, epoch, logs=None):
         bad = first_nonfinite_weight(self.model)
         if bad is not None:
+            self.wait_for_checkpoint()
             raise ConfigError(
                 f"Fine-tuning diverged in epoch {epoch + 1} (the weight {bad} is not finite); "
                 f"{self.folder} keeps the last good epoch. Lower --set learning_rate=..."
@@ -111,15 +123,11 @@ class EpochSelection(keras.callbacks.Callback):
         improved = better(scores[metric], best[metric] if best else None)
         if improved:
             self.state["best"] = entry
+            self.best_weights, self.best_epoch = self.model.get_weights(), entry["epoch"]
         since = entry["epoch"] - self.state["best"]["epoch"] if self.state.get("best") else 0
         stop = bool(self.patience) and since >= self.patience
         self.state["stopped"] = stop
-        # The checkpoint first: it holds this epoch's weights and the state that names the
-        # best epoch, so a kill before `best.weights.h5` is written loses nothing
-        # (`_resume` writes them from it).
         self._write_epoch(entry["epoch"])
-        if improved:
-            write_best(self.model, self.folder, entry)
         if self.log:
             shown = ", ".join(f"{k} {v:.4f}" for k, v in scores.items())
             mark = " (best)" if since == 0 else ""
@@ -127,23 +135,60 @@ class EpochSelection(keras.callbacks.Callback):
         if stop:
             self.model.stop_training = True
 
+    def on_train_end(self, logs=None):
+        self.wait_for_checkpoint()
+
     def _write_epoch(self, epoch: int) -> None:
+        """Writes epoch `epoch`'s checkpoint into its scratch folder; a thread hashes, syncs
+        and publishes it while the next epoch trains (the previous one is published first).
+        """
+        self.wait_for_checkpoint()
         final = self.folder / f"epoch-{epoch:04d}"
+        scratch = final.with_name(f".{final.name}.tmp")
+        keep = {epoch, (self.state.get("best") or {}).get("epoch")}
         try:
             # The weights and the optimizer's two moments of each.
             ensure_space(self.folder, 3 * variables_bytes(self.model.weights))
-            with publishing(final) as scratch:
-                checkpoint_object(self.model).write(str(scratch / "ckpt"))
-                (scratch / "state.json").write_text(json.dumps(self.state, indent=2) + "\n")
-                write_record(scratch)
+            shutil.rmtree(scratch, ignore_errors=True)
+            scratch.mkdir(parents=True)
+            checkpoint_object(self.model).write(str(scratch / "ckpt"))
+            (scratch / "state.json").write_text(json.dumps(self.state, indent=2) + "\n")
         except (OSError, tf.errors.OpError) as error:
-            raise ConfigError(
-                f"Could not write {final} ({os_reason(error)}); free space or choose a writable "
-                "--output-dir. The previous epoch's checkpoint is untouched."
-            ) from None
+            shutil.rmtree(scratch, ignore_errors=True)
+            raise _unwritten(final, error) from None
+        self._writer = threading.Thread(
+            target=self._publish, args=(epoch, scratch, keep), name=f"publish {final.name}"
+        )  # not a daemon: a process that ends while it publishes waits for it
+        self._writer.start()
+
+    def _publish(self, epoch: int, scratch: Path, keep: set) -> None:
+        final = self.folder / f"epoch-{epoch:04d}"
+        try:
+            write_record(scratch)
+            publish_folder(scratch, final)
+        except BaseException as error:  # noqa: BLE001 - raised by `wait_for_checkpoint`
+            shutil.rmtree(scratch, ignore_errors=True)
+            self._failure = _unwritten(final, error)
+            return
         for number, older in _epoch_folders(self.folder):
-            if number < epoch:
+            if number < epoch and number not in keep:
                 remove_folder(older)
+
+    def wait_for_checkpoint(self) -> None:
+        """Returns once the checkpoint in writing is published; raises its failure."""
+        if self._writer is not None:
+            self._writer.join()
+            self._writer = None
+        failure, self._failure = self._failure, None
+        if failure is not None:
+            raise failure
+
+
+def _unwritten(final: Path, error: BaseException) -> ConfigError:
+    return ConfigError(
+        f"Could not write {final} ({os_reason(error)}); free space or choose a writable "
+        "--output-dir. The previous epoch's checkpoint is untouched."
+    )
 
 
 def write_best(model, folder: Path, entry: dict) -> None:
@@ -174,16 +219,41 @@ def _best_written(folder: Path, best: dict | None) -> bool:
     )
 
 
+def _read_checkpoint(model, child: Path) -> None:
+    checkpoint_object(model).read(str(child / "ckpt")).assert_existing_objects_matched()
+
+
+def _best_weights(model, folder: Path, best: dict, selection) -> None:
+    """Sets the best epoch's weights in `model`, writing `best.weights.h5` if it is not out:
+    from this fit's memory, or from the best epoch's checkpoint (a resumed seed)."""
+    in_memory = selection is not None and selection.best_epoch == best["epoch"]
+    if _best_written(folder, best):
+        if in_memory:
+            model.set_weights(selection.best_weights)
+        else:
+            model.load_weights(folder / "best.weights.h5")
+        return
+    if in_memory:
+        model.set_weights(selection.best_weights)
+    else:
+        child = folder / f"epoch-{best['epoch']:04d}"
+        reason = verify_record(child, required=("state.json",))
+        if reason is not None:
+            raise ConfigError(
+                f"The best epoch's checkpoint {child} is not usable ({reason}); delete {folder} "
+                "to fine-tune this seed again."
+            )
+        _read_checkpoint(model, child)
+    write_best(model, folder, best)
+
+
 def _resume(model, folder: Path, log) -> tuple[int, dict]:
     """(epochs done, state) from the newest epoch checkpoint that verifies; (0, fresh) if none."""
     for epoch, child in reversed(_epoch_folders(folder)):
         reason = verify_record(child, required=("state.json",))
         if reason is None:
             state = json.loads((child / "state.json").read_text())
-            checkpoint_object(model).read(str(child / "ckpt")).assert_existing_objects_matched()
-            if not _best_written(folder, state.get("best")):
-                # Killed between this checkpoint and the best weights it names (this epoch's).
-                write_best(model, folder, state["best"])
+            _read_checkpoint(model, child)
             if log:
                 log(f"resuming after epoch {epoch} ({child})")
             return epoch, state
@@ -227,12 +297,18 @@ def train_seed(job, init, config, seed: int, folder, log=None, trained=None) -> 
     )
     model.optimizer.build(model.trainable_variables)
     start, state = _resume(model, folder, log)
+    selection = None
     if start < config.epochs and not state.get("stopped"):
         selection = EpochSelection(job, folder, state, config.patience, log)
-        job.fit(model, config, seed, initial_epoch=start, callbacks=[selection])
+        try:
+            job.fit(model, config, seed, initial_epoch=start, callbacks=[selection])
+        except BaseException:
+            with contextlib.suppress(ConfigError):  # the first error is the one to tell
+                selection.wait_for_checkpoint()
+            raise
     if state.get("best") is None:
         raise ConfigError(f"Seed {seed} finished no epoch; see {folder}.")
-    model.load_weights(folder / "best.weights.h5")
+    _best_weights(model, folder, state["best"], selection)
     result = {
         "seed": seed,
         "best_epoch": state["best"]["epoch"],

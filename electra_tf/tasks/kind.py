@@ -21,7 +21,24 @@ from typing import NamedTuple
 from electra_tf.config import ConfigError
 from electra_tf.tasks.registry import get_kind, kind_names
 
-__all__ = ["Kind", "Inputs", "infer_kind", "label_order", "row_of"]
+__all__ = ["Kind", "Inputs", "infer_kind", "label_order", "row_of", "weights_digest"]
+
+#: Sets of outputs per split that `Kind.remembered` keeps (one per epoch of a usual run).
+REMEMBERED = 12
+
+
+def weights_digest(model) -> bytes:
+    """A BLAKE2b digest of all of `model`'s weights (values and shapes, in order)."""
+    import hashlib
+
+    import numpy as np
+
+    digest = hashlib.blake2b(digest_size=16)
+    for weight in model.weights:
+        value = np.ascontiguousarray(weight.numpy())
+        digest.update(repr((value.dtype.str, value.shape)).encode())
+        digest.update(value.data)
+    return digest.digest()
 
 
 class Inputs(NamedTuple):
@@ -178,6 +195,23 @@ class Kind:
             callbacks=callbacks,
             verbose=0,
         )
+
+    def remembered(self, model, split: str, compute):
+        """`compute()`, the model's outputs on `split`, computed once per set of weights.
+
+        The engine scores dev after every epoch and the kept model predicts dev (and test,
+        scored first) with the best epoch's weights: with this, that model's outputs come
+        from its own scoring pass instead of another one. Outputs are keyed by a digest of
+        every weight (BLAKE2b over their bytes), so other weights never reuse them; the
+        last `REMEMBERED` sets of outputs per split are kept.
+        """
+        key = weights_digest(model)
+        memory = self.__dict__.setdefault("_remembered", {}).setdefault(split, {})
+        if key not in memory:
+            memory[key] = compute()
+            while len(memory) > REMEMBERED:
+                memory.pop(next(iter(memory)))
+        return memory[key]
 
     def cut_rows(self, model, split: str) -> int:
         """How many rows of `split` are longer than the model reads (0 where nothing is cut:

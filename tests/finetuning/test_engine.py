@@ -62,6 +62,7 @@ def test_a_killed_run_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch)
 
     def write_then_die(self, epoch):
         write_epoch(self, epoch)
+        self.wait_for_checkpoint()  # published
         if epoch == 2 and "seed-2" in str(self.folder):
             (self.folder / ".epoch-0003.tmp").mkdir()  # a scratch folder a kill leaves
             raise Killed
@@ -169,10 +170,15 @@ def test_the_best_epoch_is_kept_and_patience_stops_the_run(tmp_path):
     history = model.fit(x, y, epochs=5, verbose=0, callbacks=[Keep(), selection])
     assert len(history.history["loss"]) == 4  # epochs 3 and 4 did not beat epoch 2
     assert state["best"]["epoch"] == 2 and state["stopped"]
-    model.load_weights(tmp_path / "best.weights.h5")
-    for kept, saved in zip(model.weights, weights[1]):
+    assert selection.best_epoch == 2
+    for kept, saved in zip(selection.best_weights, weights[1], strict=True):
+        np.testing.assert_array_equal(kept, saved)
+    # The newest checkpoint and the best epoch's (the best weights until they are written).
+    assert [p.name for p in sorted(tmp_path.glob("epoch-*"))] == ["epoch-0002", "epoch-0004"]
+    engine._best_weights(model, tmp_path, state["best"], None)  # as a resumed seed: from disk
+    for kept, saved in zip(model.weights, weights[1], strict=True):
         np.testing.assert_array_equal(kept.numpy(), saved)
-    assert [p.name for p in sorted(tmp_path.glob("epoch-*"))] == ["epoch-0004"]
+    assert engine.read_json(tmp_path / "best.json")["epoch"] == 2
     assert engine.better(0.5, None) and not engine.better(float("nan"), None)
     assert engine.better(0.2, 0.3, lower_is_better=True)
 
@@ -184,6 +190,7 @@ def test_a_corrupt_epoch_checkpoint_is_moved_aside_and_the_seed_starts_over(tmp_
 
         def die(self, epoch):
             write_epoch(self, epoch)
+            self.wait_for_checkpoint()
             raise Killed
 
         EpochSelection._write_epoch = die
@@ -252,3 +259,38 @@ def test_kill_9_of_the_kept_seed_resumes_to_the_uninterrupted_run(tmp_path):
 def read_best_epoch(folder):
     best = engine.read_json(folder / "best.json")
     return None if best is None else best["epoch"]
+
+
+def test_outputs_are_computed_once_per_set_of_weights():
+    """`Kind.remembered`: the kept model's predictions reuse its scoring pass, and only for
+    the very same weights (one changed float makes it compute again)."""
+    from types import SimpleNamespace
+
+    from electra_tf.tasks.kind import Kind, weights_digest
+
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+    kind = Kind(SimpleNamespace(metrics=("accuracy",)), {"dev": [], "test": []})
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return len(calls)
+
+    assert kind.remembered(model, "dev", compute) == 1
+    assert kind.remembered(model, "dev", compute) == 1  # the same weights: remembered
+    assert kind.remembered(model, "test", compute) == 2  # another split
+    kept = model.get_weights()
+    changed = [w.copy() for w in kept]
+    changed[1][0] = np.nextafter(changed[1][0], np.float32(1))  # one bias, one ulp
+    model.set_weights(changed)
+    assert kind.remembered(model, "dev", compute) == 3
+    model.set_weights(kept)
+    assert kind.remembered(model, "dev", compute) == 1  # back to the first weights
+    twin = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+    twin.set_weights(kept)
+    assert weights_digest(twin) == weights_digest(model)
+    for _ in range(20):  # bounded: the oldest sets are forgotten
+        model.set_weights([w + np.float32(len(calls)) for w in kept])
+        kind.remembered(model, "dev", compute)
+    model.set_weights(kept)
+    assert kind.remembered(model, "dev", compute) == len(calls)  # computed again

@@ -82,7 +82,9 @@ class TextKind(Kind):
         self.fit_rows(model, self.texts("train"), labels, config, seed, initial_epoch, callbacks)
 
     def outputs(self, model, split: str):
-        return model.predict(self.texts(split), batch_size=self.eval_batch_size)
+        return self.remembered(
+            model, split, lambda: model.predict(self.texts(split), batch_size=self.eval_batch_size)
+        )
 
     def score(self, model, split: str) -> dict:
         if split not in self._targets:

@@ -212,7 +212,9 @@ class QuestionAnswering(Kind):
         from electra_tf.tasks.question_answerer import window_outputs
 
         windows = self.windows(model, split)
-        outputs = window_outputs(model, windows.inputs, self.eval_batch_size)
+        outputs = self.remembered(
+            model, split, lambda: window_outputs(model, windows.inputs, self.eval_batch_size)
+        )
         return squad.answer_details(
             self.examples[split], windows, outputs, model.version_2, model.n_best,
             model.max_answer_length, float(model.threshold.numpy()),

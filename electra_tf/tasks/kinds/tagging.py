@@ -62,7 +62,10 @@ class Tagging(Kind):
 
     def _rows(self, model, split: str) -> list[dict]:
         words = [list(s.words) for s in self.examples[split]]
-        return model.predict_labels(words, batch_size=self.eval_batch_size)
+        rows = self.remembered(
+            model, split, lambda: model.predict_labels(words, batch_size=self.eval_batch_size)
+        )
+        return [dict(row) for row in rows]  # `predictions` adds to them
 
     def score(self, model, split: str) -> dict:
         rows = self._rows(model, split)
