@@ -540,6 +540,7 @@ def test_readers_follow_the_pointer_of_a_local_folder(local, published, tmp_path
 
     from electra_tf.config import ElectraConfig
     from electra_tf.data.tfrecords import DataError, Manifest, resolve_files
+    from electra_tf.pretraining.objectives.unigram import unigram_counts_path
     from electra_tf.pretraining.run_config import config_for_data
 
     out = tmp_path / "out"
@@ -553,6 +554,7 @@ def test_readers_follow_the_pointer_of_a_local_folder(local, published, tmp_path
     config = config_for_data(ElectraConfig().override(f"data.train_files={out}"))
     assert config.data.vocab_file == str(version / "vocab.txt")
     assert config.model.vocabulary_size == expected.vocabulary_size
+    assert unigram_counts_path(config) == str(version / "unigram_counts.npy")
 
     (out / "latest.json").write_text('{"version": "versions/gone"}')
     with pytest.raises(DataError) as error:
