@@ -56,7 +56,11 @@ def _add_input_flags(parser) -> None:
 
 def _add_output_flags(parser) -> None:
     """What to write: the folder, the vocabulary, the packing, and how many processes."""
-    parser.add_argument("--output-dir", required=True, help="the data folder to write")
+    parser.add_argument(
+        "--output-dir",
+        required=True,
+        help="the data folder to write (with --runner beam also gs://..., as versions)",
+    )
     parser.add_argument(
         "--vocab-file",
         help="use this vocab.txt instead of learning one, or the vocabulary (and casing) of a "

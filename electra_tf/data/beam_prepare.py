@@ -21,7 +21,10 @@ sample a local run reads. With no `--runner` in `beam_options`, Beam's local
 Prism runner, which downloads a binary). The output folder must be one the driver and
 every worker see (any local folder for the local runner; a shared mount on a cluster);
 the inputs may be on any filesystem Beam's `FileSystems` reads (gs://, s3://, ... listed
-by `corpus_sources(..., remote=True)`: `electra_tf.data.remote_files`).
+by `corpus_sources(..., remote=True)`: `electra_tf.data.remote_files`). An output on
+such a filesystem is written as a new version under it (`electra_tf.data.beam_output`):
+the step 3 packing then hands each chunk's records to a step that writes its shards
+under their final names, and results go through objects under the version.
 
 Apache Beam is optional (`pip install -e ".[beam]"`); it is imported only here.
 """
@@ -38,14 +41,25 @@ from electra_tf.data.beam_steps import (
     RESULTS,
     CutFile,
     PackChunk,
+    PackRecords,
+    WriteShards,
     assign_chunks,
     build_chunk,
     decide_verdicts,
+    first_shards,
+    packed_examples,
     read_digests,
     write_atomically,
 )
 from electra_tf.data.documents import CorpusError
-from electra_tf.data.remote_files import BEAM_MISSING
+from electra_tf.data.remote_files import (
+    BEAM_MISSING,
+    delete_objects,
+    is_remote,
+    join,
+    list_objects,
+    read_object,
+)
 from electra_tf.data.vocabulary_sample import learn_sample_vocabulary
 from electra_tf.data.workers import ChunkFailed, RunTiming
 
@@ -120,8 +134,8 @@ def _numbered_piece(element, numbers):
     return numbers[key], (key, piece)
 
 
-def _build(pipeline, beam, sources, settings, target: int, ledger) -> None:
-    """The pipeline of the module docstring; results go to the scratch folder."""
+def _build(pipeline, beam, sources, settings, target: int, ledger, vocabulary=None) -> None:
+    """The pipeline of the module docstring; results go to the scratch folder (or version)."""
     files = [
         (number, count, str(path), source.layout)
         for number, source in enumerate(sources)
@@ -156,13 +170,46 @@ def _build(pipeline, beam, sources, settings, target: int, ledger) -> None:
         | "Verdicts"
         >> beam.Map(decide_verdicts, ledger.deduplicate, ledger.max_documents, settings.folder)
     )
-    _ = chunks | "Pack" >> beam.Map(PackChunk(settings), beam.pvalue.AsSingleton(verdicts))
+    if not is_remote(settings.folder):
+        _ = chunks | "Pack" >> beam.Map(PackChunk(settings), beam.pvalue.AsSingleton(verdicts))
+        return
+    pack = PackRecords(settings, vocabulary)  # FlatMap gives a callable object no side input
+    packed = chunks | "Pack" >> beam.FlatMap(_apply, pack, beam.pvalue.AsSingleton(verdicts))
+    first = (
+        packed
+        | "Examples" >> beam.Map(packed_examples)
+        | "Collect examples" >> beam.combiners.ToList()
+        | "First shards" >> beam.Map(first_shards, settings.examples_per_shard)
+    )
+    _ = packed | "Write shards" >> beam.Map(WriteShards(settings), beam.pvalue.AsSingleton(first))
 
 
-def _pipeline_failure(folder: Path, error: BaseException, what: str) -> ChunkFailed:
+def _apply(element, step, side):
+    return step(element, side)
+
+
+def _read(path: str) -> bytes:
+    return read_object(path) if is_remote(path) else Path(path).read_bytes()
+
+
+def _results(folder: str, pattern: str) -> list[str]:
+    """The files (objects) of `RESULTS` that `pattern` matches, sorted."""
+    if is_remote(folder):
+        return list_objects(join(folder, RESULTS, pattern))
+    return sorted(str(path) for path in Path(folder, RESULTS).glob(pattern))
+
+
+def _clear(folder: str) -> None:
+    if is_remote(folder):
+        delete_objects(_results(folder, "*"))
+    else:
+        shutil.rmtree(Path(folder, RESULTS))
+
+
+def _pipeline_failure(folder: str, error: BaseException, what: str) -> ChunkFailed:
     """The chunk a failed pipeline names (its first recorded failure), else its last line."""
-    for path in sorted((folder / RESULTS).glob("error-*.json")):
-        failure = json.loads(path.read_text())
+    for path in _results(folder, "error-*.json"):
+        failure = json.loads(_read(path))
         kind = "io" if failure["is_io"] else "error"
         return ChunkFailed(failure["where"], failure["reason"], kind)
     lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
@@ -170,32 +217,34 @@ def _pipeline_failure(folder: Path, error: BaseException, what: str) -> ChunkFai
     return ChunkFailed(what, reason)
 
 
-def run_on_beam(sources, settings, plan, ledger, on_result):
+def run_on_beam(sources, settings, plan, ledger, on_result, vocabulary=None):
     """Every chunk's `ChunkResult` by number, the `RunTiming` and `ledger` (its `last_index`).
 
     `plan` gives `chunk_bytes`, `workers` and `beam_options`; `on_result` is called with
-    each result in chunk order, as `run_chunks` calls it.
+    each result in chunk order, as `run_chunks` calls it. `vocabulary`: the tokens, for
+    workers that cannot read `settings.vocab_file` (a remote output's).
     """
     beam, started = import_beam(), time.perf_counter()
-    folder = Path(settings.folder)
+    folder = str(settings.folder)
     try:
         with beam.Pipeline(options=pipeline_options(plan.beam_options, plan.workers)) as pipeline:
-            _build(pipeline, beam, sources, settings, plan.chunk_bytes, ledger)
+            _build(pipeline, beam, sources, settings, plan.chunk_bytes, ledger, vocabulary)
     except Exception as error:  # noqa: BLE001 - a runner raises many kinds; named in one
         raise _pipeline_failure(folder, error, "the input on Beam") from None
-    summary = json.loads((folder / RESULTS / "ledger.json").read_text())
+    summary = json.loads(_read(join(folder, RESULTS, "ledger.json")))
     ledger.last_index = summary["last_index"]
     count = summary["chunks"] if ledger.last_index is None else ledger.last_index + 1
     results, timing = {}, RunTiming(work=time.perf_counter() - started)
+    written = {path.rsplit("/", 1)[-1] for path in _results(folder, "result-*.pickle")}
     for index in range(count):
-        path = folder / RESULTS / f"result-{index:06d}.pickle"
-        if not path.exists():
+        path = join(folder, RESULTS, f"result-{index:06d}.pickle")
+        if path.rsplit("/", 1)[-1] not in written:
             raise ChunkFailed(f"chunk {index}", "the Beam pipeline wrote no result for it")
-        results[index] = pickle.loads(path.read_bytes())
+        results[index] = pickle.loads(_read(path))
         timing.busy += results[index].seconds
         timing.cpu += results[index].cpu_seconds
         on_result(results[index])
-    shutil.rmtree(folder / RESULTS)
+    _clear(folder)
     return results, timing, ledger
 
 
@@ -212,13 +261,13 @@ class _LearnVocabulary:
         except CorpusError as error:
             learned = {"error": str(error)}
         write_atomically(
-            Path(self.folder, RESULTS, "vocabulary.json"), json.dumps(learned).encode()
+            join(self.folder, RESULTS, "vocabulary.json"), json.dumps(learned).encode()
         )
 
 
 def learn_on_beam(sources, folder, plan) -> tuple[list, int]:
     """`learn_sample_vocabulary` as a one-step Beam pipeline: the tokens, the sentences read."""
-    beam, folder = import_beam(), Path(folder)
+    beam, folder = import_beam(), str(folder)
     try:
         with beam.Pipeline(options=pipeline_options(plan.beam_options, 1)) as pipeline:
             _ = (
@@ -228,8 +277,8 @@ def learn_on_beam(sources, folder, plan) -> tuple[list, int]:
             )
     except Exception as error:  # noqa: BLE001 - a runner raises many kinds; named in one
         raise _pipeline_failure(folder, error, "the vocabulary sample on Beam") from None
-    learned = json.loads((folder / RESULTS / "vocabulary.json").read_text())
-    shutil.rmtree(folder / RESULTS)
+    learned = json.loads(_read(join(folder, RESULTS, "vocabulary.json")))
+    _clear(folder)
     if "error" in learned:
         raise CorpusError(learned["error"])
     return learned["tokens"], learned["sentences"]

@@ -17,10 +17,15 @@ the same under any runner, and they can be called directly in tests:
 - `PackChunk`: `ChunkWork` (built once per worker) packs a chunk by its verdict into
   shards named by the chunk's number, each written as `.tmp` and renamed, and its
   `ChunkResult` into `RESULTS/result-NNNNNN.pickle`; a retried or duplicated run of a
-  chunk rewrites the same bytes under the same names.
+  chunk rewrites the same bytes under the same names;
+- for an output on an object store (`electra_tf.data.beam_output`), where nothing is
+  renamed: `PackRecords` packs a chunk without writing, `first_shards` numbers every
+  chunk's first shard from all chunks' example counts, and `WriteShards` writes the
+  chunk's shards under their final names (`pretrain-NNNNN.tfrecord`) and its result.
 
 Results go through files in the output's scratch folder (which the driver and every
-worker must see), so the driver reads them back in chunk order, as many as there are.
+worker must see), or objects under the output's version prefix, so the driver reads
+them back in chunk order, as many as there are.
 """
 
 from __future__ import annotations
@@ -34,7 +39,15 @@ from pathlib import Path
 from electra_tf.data.chunk_work import ChunkWork, describe_error, document_digest
 from electra_tf.data.chunks import Chunk, file_pieces, take_stats
 from electra_tf.data.documents import CorpusStats, chunk_documents
-from electra_tf.data.remote_files import beam_opener
+from electra_tf.data.remote_files import (
+    beam_opener,
+    delete_objects,
+    is_remote,
+    join,
+    list_objects,
+    write_object,
+)
+from electra_tf.data.shards import SHARD_PATTERN, tfrecord_bytes
 from electra_tf.data.workers import Ledger
 
 __all__ = [
@@ -46,6 +59,9 @@ __all__ = [
     "read_digests",
     "decide_verdicts",
     "PackChunk",
+    "PackRecords",
+    "first_shards",
+    "WriteShards",
     "write_atomically",
     "beam_opener",
 ]
@@ -55,7 +71,10 @@ RESULTS = ".beam"
 
 
 def write_atomically(path, data: bytes) -> None:
-    """Writes `data` to `path` through `<path>.tmp` and a rename (a rerun writes it again)."""
+    """Writes `data` to `path` through `<path>.tmp` and a rename (a rerun writes it again);
+    a remote `path` as one object."""
+    if is_remote(str(path)):
+        return write_object(str(path), data)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".tmp")
@@ -146,10 +165,34 @@ def decide_verdicts(digests, deduplicate: bool, max_documents, folder: str) -> d
     for index, found in sorted(digests, key=lambda pair: pair[0]):
         verdicts.update(ledger.offer(index, found))
     summary = {"chunks": len(verdicts), "last_index": ledger.last_index}
-    write_atomically(Path(folder, RESULTS, "ledger.json"), json.dumps(summary).encode())
+    write_atomically(join(folder, RESULTS, "ledger.json"), json.dumps(summary).encode())
     if ledger.last_index is not None:
         verdicts = {i: v for i, v in verdicts.items() if i <= ledger.last_index}
     return verdicts
+
+
+def _recorded(folder: str, index: int, where: str, work):
+    """`work()`; a failure is written to `RESULTS/error-NNNNNN.json` (where, why), then raised."""
+    try:
+        return work()
+    except Exception as error:
+        is_io, reason = describe_error(error)
+        failure = {"where": where, "reason": reason, "is_io": is_io}
+        write_atomically(
+            join(folder, RESULTS, f"error-{index:06d}.json"), json.dumps(failure).encode()
+        )
+        raise
+
+
+def _finished(folder: str, result) -> None:
+    """Writes a chunk's result for the driver (a retry that worked leaves its error file)."""
+    data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+    write_atomically(join(folder, RESULTS, f"result-{result.index:06d}.pickle"), data)
+    error = join(folder, RESULTS, f"error-{result.index:06d}.json")
+    if not is_remote(folder):
+        Path(error).unlink(missing_ok=True)
+    else:
+        delete_objects(list_objects(error))
 
 
 class PackChunk:
@@ -157,34 +200,88 @@ class PackChunk:
 
     Chunks past the verdicts (after `max_documents` was met) are not packed. A failure
     is written to `RESULTS/error-NNNNNN.json` (where, why) before it is raised, for the
-    driver's message; the runner may retry the chunk.
+    driver's message; the runner may retry the chunk. `vocabulary`: the tokens, when
+    the workers cannot read `settings.vocab_file`.
     """
 
-    def __init__(self, settings):
-        self.settings, self.work = settings, None
+    def __init__(self, settings, vocabulary=None):
+        self.settings, self.vocabulary, self.work = settings, vocabulary, None
 
     def __getstate__(self):
-        return {"settings": self.settings, "work": None}  # the tokenizer is built per worker
+        return {**self.__dict__, "work": None}  # the tokenizer is built per worker
+
+    def _pack(self, chunk: Chunk, verdict, write: bool = True):
+        if self.work is None:
+            os.environ.setdefault("TF_NUM_INTRAOP_THREADS", "1")
+            os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
+            self.work = ChunkWork(self.settings, self.vocabulary)
+        self.work.read(chunk)
+        self.work.tokenize()
+        return self.work.finish(verdict, write)
 
     def __call__(self, chunk: Chunk, verdicts: dict) -> None:
         if chunk.index not in verdicts:
             return
-        results = Path(self.settings.folder, RESULTS)
-        try:
-            if self.work is None:
-                os.environ.setdefault("TF_NUM_INTRAOP_THREADS", "1")
-                os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
-                self.work = ChunkWork(self.settings)
-            self.work.read(chunk)
-            self.work.tokenize()
-            result = self.work.finish(verdicts[chunk.index])
-        except Exception as error:
-            is_io, reason = describe_error(error)
-            failure = {"where": chunk.where(), "reason": reason, "is_io": is_io}
-            write_atomically(
-                results / f"error-{chunk.index:06d}.json", json.dumps(failure).encode()
-            )
-            raise
-        data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
-        write_atomically(results / f"result-{chunk.index:06d}.pickle", data)
-        (results / f"error-{chunk.index:06d}.json").unlink(missing_ok=True)  # a retry worked
+        folder = self.settings.folder
+        result = _recorded(
+            folder, chunk.index, chunk.where(), lambda: self._pack(chunk, verdicts[chunk.index])
+        )
+        _finished(folder, result)
+
+
+class PackRecords(PackChunk):
+    """A chunk and the verdicts -> `[(number, where, ChunkResult, records)]` (none past the
+    verdicts), nothing written: on an object store a shard's final name needs every
+    earlier chunk's example count."""
+
+    def __call__(self, chunk: Chunk, verdicts: dict) -> list:
+        if chunk.index not in verdicts:
+            return []
+        verdict = verdicts[chunk.index]
+        pack = lambda: self._pack(chunk, verdict, write=False)  # noqa: E731
+        result = _recorded(self.settings.folder, chunk.index, chunk.where(), pack)
+        records, self.work.records = self.work.records, None
+        return [(chunk.index, chunk.where(), result, records)]
+
+
+def first_shards(counts, examples_per_shard: int) -> dict:
+    """`{chunk number: its first shard's number}` from `(number, examples)` of every chunk:
+    each chunk starts a shard, as `ShardWriter` does.
+
+    >>> first_shards([(1, 0), (0, 7), (2, 3)], 3)
+    {0: 0, 1: 3, 2: 3}
+    """
+    first, total = {}, 0
+    for index, examples in sorted(counts):
+        first[index] = total
+        total += -(-examples // examples_per_shard)
+    return first
+
+
+def packed_examples(packed) -> tuple:
+    """`(number, examples)` of `PackRecords`' output."""
+    return packed[0], len(packed[3])
+
+
+class WriteShards:
+    """`PackRecords`' output and `first_shards` -> the chunk's shards under their final
+    names, each written whole (`tfrecord_bytes`) through `FileSystems`, and its result
+    (its `shards` the final names); a rerun writes the same objects again."""
+
+    def __init__(self, settings):
+        self.settings = settings
+
+    def __call__(self, packed, first: dict) -> None:
+        index, where, result, records = packed
+        folder, size = self.settings.folder, self.settings.examples_per_shard
+
+        def write():
+            shards = []
+            for start in range(0, len(records), size):
+                name = SHARD_PATTERN.format(first[index] + len(shards))
+                write_atomically(join(folder, name), tfrecord_bytes(records[start : start + size]))
+                shards.append((name, len(records[start : start + size])))
+            return shards
+
+        result.shards = _recorded(folder, index, where, write)
+        _finished(folder, result)

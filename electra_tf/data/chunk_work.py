@@ -104,16 +104,18 @@ def document_digest(document) -> bytes:
 class ChunkWork:
     """Turns chunks into shards (see the module docstring); one tokenizer for all chunks."""
 
-    def __init__(self, settings: ChunkSettings):
+    def __init__(self, settings: ChunkSettings, vocabulary=None):
+        """`vocabulary`: the tokens, given instead of reading `settings.vocab_file`."""
         import tensorflow as tf
 
         from electra_tf.data.tokenizer import ElectraTokenizer
 
-        self.settings = settings
+        self.settings, self.records = settings, None
         tokenizer = ElectraTokenizer(
-            settings.vocab_file,
+            None if vocabulary else settings.vocab_file,
             lower_case=settings.lower_case,
             strip_accents=settings.strip_accents,
+            vocabulary=vocabulary or None,
         )
         self.special_ids = tokenizer.special_ids
         self.vocabulary_size = tokenizer.vocabulary_size
@@ -143,8 +145,9 @@ class ChunkWork:
         self.flat = np.concatenate(flat).tolist() if flat else []
         self.splits = splits
 
-    def finish(self, verdict: Verdict) -> ChunkResult:
-        """Packs the documents `verdict` keeps and writes them to this chunk's shards."""
+    def finish(self, verdict: Verdict, write: bool = True) -> ChunkResult:
+        """Packs the documents `verdict` keeps and writes them to this chunk's shards
+        (`write=False`: leaves the serialized records in `self.records`, no shards)."""
         counted = self.documents[: verdict.counted]
         self.stats.documents += len(counted)
         self.stats.sentences += sum(len(d) for d in counted)
@@ -152,7 +155,7 @@ class ChunkWork:
         if verdict.dropped:
             self.stats.skip("duplicate_documents", len(verdict.dropped))
         examples, tokenized = self._pack(verdict)
-        result = self._write(examples)
+        result = self._write(examples, write)
         result.tokenized = tokenized
         result.seconds = time.perf_counter() - self.clock[0]
         result.cpu_seconds = time.process_time() - self.clock[1]
@@ -178,18 +181,23 @@ class ChunkWork:
             sentence += len(document)
         return [example for example in examples if example is not None], tokenized
 
-    def _write(self, examples: list) -> ChunkResult:
+    def _write(self, examples: list, write: bool = True) -> ChunkResult:
         settings, index, special = self.settings, self.chunk.index, self.special_ids
         ids, mask, segments = example_rows(
             examples, settings.sequence_length, special["cls"], special["sep"], special["pad"]
         )
-        pattern = f"chunk-{index:06d}-{{:04d}}.tfrecord"
-        writer = ShardWriter(settings.folder, settings.examples_per_shard, pattern)
-        for record in serialize_examples(ids, mask, segments):
-            writer.write(record)
+        records, shards = serialize_examples(ids, mask, segments), []
+        if write:
+            pattern = f"chunk-{index:06d}-{{:04d}}.tfrecord"
+            writer = ShardWriter(settings.folder, settings.examples_per_shard, pattern)
+            for record in records:
+                writer.write(record)
+            shards = writer.close()
+        else:
+            self.records = records
         real = ids[mask.astype(bool)]
         unigram = np.bincount(real, minlength=self.vocabulary_size).astype(np.int64)
-        return ChunkResult(index, writer.close(), len(ids), int(real.size), unigram, self.stats)
+        return ChunkResult(index, shards, len(ids), int(real.size), unigram, self.stats)
 
 
 class SegmentBuilder(ExampleBuilder):

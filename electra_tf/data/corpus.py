@@ -55,12 +55,17 @@ TEXT_SUFFIXES = (".txt", ".text", ".md", ".rst", ".jsonl", ".json", ".raw", ".to
 
 
 def _outside(files, folders) -> list:
-    """The files that are not inside any of `folders` (local ones; a remote file never is)."""
-    folders = [Path(f).resolve() for f in folders]
+    """The files that are not inside any of `folders` (a remote folder: under its prefix)."""
+    prefixes = tuple(str(f).rstrip("/") + "/" for f in folders if is_remote(str(f)))
+    folders = [Path(f).resolve() for f in folders if not is_remote(str(f))]
     return [
         f
         for f in files
-        if is_remote(f) or not any(Path(f).resolve().is_relative_to(d) for d in folders)
+        if not (
+            f.startswith(prefixes)
+            if is_remote(f)
+            else any(Path(f).resolve().is_relative_to(d) for d in folders)
+        )
     ]
 
 

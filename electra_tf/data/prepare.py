@@ -26,7 +26,8 @@ swapped into place in one atomic rename only when complete (`electra_tf.io.folde
 with a lock on the output folder against a second prepare; an interrupted or failed
 run leaves the previous output exactly as it was. The output folder (and the scratch)
 is never read as input. `runner="beam"` runs the chunks (and the vocabulary learner)
-as an Apache Beam pipeline instead, to the same bytes (`electra_tf.data.beam_prepare`).
+as an Apache Beam pipeline instead, to the same bytes (`electra_tf.data.beam_prepare`);
+it also writes to an object store (gs://, ...) as versions (`electra_tf.data.beam_output`).
 """
 
 from __future__ import annotations
@@ -35,7 +36,6 @@ import dataclasses
 import json
 import os
 import shutil
-import sys
 import time
 from pathlib import Path
 
@@ -58,7 +58,7 @@ from electra_tf.data.vocabulary import (
     write_vocabulary,
 )
 from electra_tf.data.vocabulary_sample import VOCAB_SAMPLE_BYTES, learn_sample_vocabulary
-from electra_tf.data.workers import ChunkFailed, Ledger, RunTiming, run_chunks
+from electra_tf.data.workers import ChunkFailed, Ledger, RunTiming, peak_memory, run_chunks
 from electra_tf.io.folders import FolderBusy, folder_lock, recover_folder, swap_folder
 
 __all__ = [
@@ -190,12 +190,14 @@ def prepare_corpus(
             written by another prepare, a failed or killed worker, or a write that
             failed (disk full, read-only); the previous output is left as it was.
     """
-    if is_remote(str(output_dir)):  # Path() would make gs://b/out a local folder "gs:"
+    remote_output = is_remote(str(output_dir))  # Path() would make gs://b/out a folder "gs:"
+    if remote_output and runner == "local":
         raise CorpusError(
-            f"--output-dir {output_dir} is on a remote filesystem; prepare writes a local or "
-            "shared POSIX folder (mount the bucket, or copy the folder up afterwards)."
+            f"--output-dir {output_dir} is on a remote filesystem; only --runner beam writes "
+            "there (or prepare into a local or shared folder)."
         )
-    started, output_dir = time.perf_counter(), Path(output_dir)
+    started = time.perf_counter()
+    output_dir = str(output_dir) if remote_output else Path(output_dir)
     strip = lower_case if strip_accents is None else strip_accents
     plan = _Plan(
         str(vocab_file) if vocab_file else None, vocabulary_size, lower_case, strip,
@@ -210,6 +212,11 @@ def prepare_corpus(
         remote = [f for source in sources for f in getattr(source, "files", ()) if is_remote(f)]
         if remote:
             raise refusal(remote[0])
+    if remote_output:
+        from electra_tf.data.beam_output import prepare_version
+
+        result = prepare_version(sources, output_dir, plan)
+        return dataclasses.replace(result, seconds=time.perf_counter() - started)
     try:
         with folder_lock(output_dir, "electra-tf prepare"):
             recover_folder(output_dir)  # a swap killed between its two renames
@@ -334,23 +341,28 @@ def _prepare_into(scratch: Path, sources, plan: _Plan) -> PrepareResult:
     np.save(scratch / UNIGRAM_FILE, unigram.counts)
     manifest = _manifest(scratch, plan, tokens, shards, int(unigram.counts.sum()))
     manifest.write()
-    seconds = time.perf_counter() - started
+    result = PrepareResult(manifest, stats, examples, manifest.extra["tokens"], 0.0, plan.workers)
+    result = dataclasses.replace(result, seconds=time.perf_counter() - started, timing=timing)
+    (scratch / "prepare_report.json").write_text(_report(result, plan, unigram, vocabulary))
+    return result
+
+
+def _report(result: PrepareResult, plan: _Plan, unigram: _Unigram, vocabulary: dict) -> str:
+    """`prepare_report.json`'s text: what was read, skipped and adjusted, and the timing."""
     report = {
-        "examples": examples,
-        "tokens": manifest.extra["tokens"],
+        "examples": result.examples,
+        "tokens": result.tokens,
         "tokenized": unigram.tokenized,
-        "shards": len(shards),
-        "seconds": round(seconds, 1),
+        "shards": len(result.manifest.shards),
+        "seconds": round(result.seconds, 1),
         "workers": plan.workers,
         "runner": plan.runner,
-        "timing": {k: round(v, 2) for k, v in dataclasses.asdict(timing).items()},
-        "peak_rss_mb": _peak_memory(),
+        "timing": {k: round(v, 2) for k, v in dataclasses.asdict(result.timing).items()},
+        "peak_rss_mb": peak_memory(),
         "vocabulary": vocabulary,
-        "corpus": stats.to_dict(),
+        "corpus": result.stats.to_dict(),
     }
-    (scratch / "prepare_report.json").write_text(json.dumps(report, indent=2) + "\n")
-    tokens_written = manifest.extra["tokens"]
-    return PrepareResult(manifest, stats, examples, tokens_written, seconds, plan.workers, timing)
+    return json.dumps(report, indent=2) + "\n"
 
 
 def _run(sources, settings: ChunkSettings, plan: _Plan, on_result):
@@ -382,17 +394,6 @@ def _manifest(folder: Path, plan: _Plan, tokens: list, shards: list, count: int)
             "unigram_counts": UNIGRAM_FILE,
         },
     )
-
-
-def _peak_memory() -> dict:
-    """Peak resident memory (MB) of this process and of its largest finished child."""
-    import resource
-
-    mb = 1024 if sys.platform != "darwin" else 1024 * 1024  # ru_maxrss: KB (macOS: bytes)
-    return {
-        "main": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / mb),
-        "largest_worker": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / mb),
-    }
 
 
 def _number_shards(scratch: Path, results) -> tuple[list, CorpusStats]:

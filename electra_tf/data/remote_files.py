@@ -14,12 +14,17 @@ A remote input names files as a local one does (`corpus.TextSource`):
 Files are sorted as a local folder's are (by path component), so the order, and the
 output, do not depend on the filesystem's listing order.
 
+`join`, `write_object`, `read_object`, `list_objects` and `delete_objects` write and read
+whole objects there, for a `--runner beam` output on such a filesystem
+(`electra_tf.data.beam_output`): an object appears whole when its writer closes.
+
 >>> is_remote("gs://bucket/corpus/*.txt.gz"), is_remote("/data/corpus"), is_remote("c:/x")
 (True, False, False)
 """
 
 from __future__ import annotations
 
+import os
 import re
 
 from electra_tf.data.documents import CorpusError
@@ -31,6 +36,12 @@ __all__ = [
     "beam_opener",
     "opener_for",
     "list_remote",
+    "join",
+    "check_writable",
+    "write_object",
+    "read_object",
+    "list_objects",
+    "delete_objects",
 ]
 
 BEAM_MISSING = (
@@ -116,3 +127,60 @@ def list_remote(spec: str) -> tuple[str | None, list[tuple[str, int]]]:
         return None, exact
     folder = spec.rstrip("/") + "/"
     return folder, sorted(_match(folder + "**"), key=_order)
+
+
+def join(folder, *names) -> str:
+    """`folder/name/...`; on a remote filesystem with "/" (a `Path` folds gs:// into gs:/).
+
+    >>> join("gs://b/out/", "versions", "v1"), join("data", "vocab.txt")
+    ('gs://b/out/versions/v1', 'data/vocab.txt')
+    """
+    if is_remote(str(folder)):
+        return "/".join([str(folder).rstrip("/"), *names])
+    return os.path.join(folder, *names)
+
+
+def check_writable(path: str) -> None:
+    """A `CorpusError` unless a Beam filesystem is registered for `path`'s scheme."""
+    try:
+        _filesystems().get_filesystem(path)
+    except ValueError:
+        raise CorpusError(
+            f"No Apache Beam filesystem writes {path}: install the one for its scheme "
+            '(gs://: pip install "apache-beam[gcp]"; s3://: "apache-beam[aws]").'
+        ) from None
+
+
+def write_object(path: str, data: bytes) -> None:
+    """Writes `data` to the remote `path` through `FileSystems` (replacing it, whole on close)."""
+    from apache_beam.io.filesystems import CompressionTypes
+
+    handle = _filesystems().create(path, compression_type=CompressionTypes.UNCOMPRESSED)
+    try:
+        handle.write(data)
+    finally:
+        handle.close()
+
+
+def read_object(path: str) -> bytes:
+    """The bytes of the remote `path`, through `FileSystems`."""
+    handle = beam_opener(path)[0]
+    try:
+        return handle.read()
+    finally:
+        handle.close()
+
+
+def list_objects(pattern: str) -> list[str]:
+    """The remote paths `pattern` (a glob) matches, sorted; [] when none (or unlistable)."""
+    try:
+        (result,) = _filesystems().match([pattern])
+    except Exception:  # noqa: BLE001 - BeamIOError when nothing matches, on some filesystems
+        return []
+    return sorted(found.path for found in result.metadata_list)
+
+
+def delete_objects(paths) -> None:
+    """Deletes the remote `paths` (none: nothing)."""
+    if paths:
+        _filesystems().delete(list(paths))

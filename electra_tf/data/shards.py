@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["serialize_examples", "ShardWriter", "SHARD_PATTERN"]
+__all__ = ["serialize_examples", "ShardWriter", "SHARD_PATTERN", "tfrecord_bytes"]
 
 SHARD_PATTERN = "pretrain-{:05d}.tfrecord"
 FEATURES = (b"input_ids", b"input_mask", b"segment_ids")  # sorted: the deterministic order
@@ -147,3 +147,18 @@ class ShardWriter:
         if self._writer is not None:
             self._finish_shard()
         return self.shards
+
+
+def tfrecord_bytes(records) -> bytes:
+    """The bytes of a TFRecord file of `records`, as `ShardWriter` writes one (TensorFlow's
+    writer, into a local temporary file): a shard to upload whole."""
+    import tempfile
+
+    import tensorflow as tf
+
+    with tempfile.TemporaryDirectory(prefix="electra-shard-") as folder:
+        path = os.path.join(folder, "shard.tfrecord")
+        with tf.io.TFRecordWriter(path) as writer:
+            for record in records:
+                writer.write(record)
+        return Path(path).read_bytes()

@@ -8,6 +8,10 @@ batch uses this package's names: `token_ids`, `padding_mask`, `segment_ids`.
 
 A folder written by `electra-tf prepare` also holds `manifest.json` with the
 shard list, each shard's example count, the vocabulary and its special ids.
+One written on an object store by `prepare --runner beam` (`beam_output`) holds
+versions of such a folder, `versions/<id>/`, and `latest.json` naming the complete
+one (`{"version": "versions/<id>"}`); `published_folder` resolves it, read with
+`tf.io.gfile` (local folders, gs:// ...), so the folder given is the same either way.
 """
 
 from __future__ import annotations
@@ -20,12 +24,16 @@ from pathlib import Path
 
 import tensorflow as tf
 
+from electra_tf.data.remote_files import is_remote, join
 from electra_tf.io.durable import write_atomic
 
 __all__ = [
     "FEATURES",
     "DataError",
     "Manifest",
+    "POINTER",
+    "VERSIONS",
+    "published_folder",
     "serialize_example",
     "parse_batch",
     "resolve_files",
@@ -35,6 +43,8 @@ __all__ = [
 
 FEATURES = ("input_ids", "input_mask", "segment_ids")
 MANIFEST = "manifest.json"
+POINTER = "latest.json"  # names the complete version of a folder on an object store
+VERSIONS = "versions"
 
 
 class DataError(ValueError):
@@ -104,9 +114,15 @@ class Manifest:
 
     @classmethod
     def read(cls, folder: str | Path) -> Manifest:
-        path = Path(folder) / MANIFEST
+        """The manifest of `folder` (of the version its `latest.json` names, if it has one)."""
+        folder = published_folder(folder)
+        path = join(folder, MANIFEST)
         try:
-            values = json.loads(path.read_text(encoding="utf-8"))
+            if is_remote(str(folder)):
+                text = tf.io.gfile.GFile(path, "rb").read().decode("utf-8")
+            else:
+                text = Path(path).read_text(encoding="utf-8")
+            values = json.loads(text)
             return cls(
                 folder=str(folder),
                 sequence_length=int(values["sequence_length"]),
@@ -116,13 +132,14 @@ class Manifest:
                 special_ids=dict(values.get("special_ids", {})),
                 extra=dict(values.get("extra", {})),
             )
-        except (OSError, ValueError, KeyError, TypeError) as error:
+        except (OSError, ValueError, KeyError, TypeError, tf.errors.OpError) as error:
             raise DataError(
                 f"{path} is not a readable manifest ({error}); re-run `electra-tf prepare` "
                 "for this folder."
             ) from None
 
-    def write(self) -> None:
+    def text(self) -> str:
+        """`manifest.json`'s text."""
         values = {
             "sequence_length": self.sequence_length,
             "shards": [{"file": name, "examples": count} for name, count in self.shards],
@@ -132,10 +149,39 @@ class Manifest:
             "special_ids": self.special_ids,
             "extra": self.extra,
         }
+        return json.dumps(values, indent=2, sort_keys=True) + "\n"
+
+    def write(self) -> None:
         # Synced, renamed into place, the folder synced: a power cut leaves old or new.
-        write_atomic(
-            Path(self.folder) / MANIFEST, json.dumps(values, indent=2, sort_keys=True) + "\n"
+        write_atomic(Path(self.folder) / MANIFEST, self.text())
+
+
+def published_folder(folder):
+    """`folder`, or the version folder its `latest.json` names (`folder/versions/<id>`).
+
+    Raises:
+        DataError: the pointer is unreadable, or names a version without a manifest.
+    """
+    pointer = join(folder, POINTER)
+    if not (tf.io.gfile.exists if is_remote(str(folder)) else os.path.exists)(pointer):
+        return folder
+    try:
+        version = json.loads(tf.io.gfile.GFile(pointer, "rb").read())["version"]
+        parts = str(version).split("/")
+        if len(parts) != 2 or parts[0] != VERSIONS or parts[1] in ("", ".", ".."):
+            raise ValueError(f"{version!r} is not versions/<id>")
+    except (ValueError, KeyError, TypeError, tf.errors.OpError) as error:
+        raise DataError(
+            f"{pointer} is not a readable version pointer ({error}); re-run `electra-tf "
+            f"prepare --runner beam` for {folder}."
+        ) from None
+    target = join(folder, *parts)
+    if not tf.io.gfile.exists(join(target, MANIFEST)):
+        raise DataError(
+            f"{pointer} names {version}, but {join(target, MANIFEST)} does not exist; restore "
+            f"that version or re-run `electra-tf prepare --runner beam` for {folder}."
         )
+    return target
 
 
 def resolve_files(spec: str) -> tuple[list[str], list[int] | None, Manifest | None]:
@@ -150,10 +196,14 @@ def resolve_files(spec: str) -> tuple[list[str], list[int] | None, Manifest | No
     if not spec:
         raise DataError("No training data given: pass --data (a prepare folder or TFRecord files).")
     parts = [p.strip() for p in spec.split(",") if p.strip()]
-    if len(parts) == 1 and os.path.isdir(parts[0]):
-        folder = parts[0]
-        if not os.path.exists(os.path.join(folder, MANIFEST)):
-            files = sorted(glob.glob(os.path.join(folder, "*.tfrecord*")))
+    remote = any(is_remote(part) for part in parts)
+    exists, matches = (
+        (tf.io.gfile.exists, tf.io.gfile.glob) if remote else (os.path.exists, glob.glob)
+    )
+    if len(parts) == 1 and (tf.io.gfile.isdir if remote else os.path.isdir)(parts[0]):
+        folder = published_folder(parts[0])
+        if not exists(join(folder, MANIFEST)):
+            files = sorted(matches(join(folder, "*.tfrecord*")))
             if not files:
                 raise DataError(
                     f"{folder} has neither a {MANIFEST} nor *.tfrecord files; run "
@@ -161,17 +211,17 @@ def resolve_files(spec: str) -> tuple[list[str], list[int] | None, Manifest | No
                 )
             return files, None, None
         manifest = Manifest.read(folder)
-        missing = [f for f in manifest.files if not os.path.exists(f)]
+        missing = [f for f in manifest.files if not exists(f)]
         if missing:
             raise DataError(
-                f"{missing[0]} is listed in {os.path.join(folder, MANIFEST)} but missing; "
+                f"{missing[0]} is listed in {join(folder, MANIFEST)} but missing; "
                 "re-run `electra-tf prepare` for this folder."
             )
         return manifest.files, manifest.counts, manifest
     files = []
     for part in parts:
-        matches = sorted(glob.glob(part))
-        if not matches:
+        found = sorted(matches(part))
+        if not found:
             folder = Path(part).parent
             stale = [folder.with_name(f".{folder.name}.{end}") for end in ("old", "prepare-old")]
             hint = next(
@@ -184,8 +234,8 @@ def resolve_files(spec: str) -> tuple[list[str], list[int] | None, Manifest | No
                 "",
             )
             raise DataError(f"No file matches {part!r}; check the path or glob{hint}.")
-        files.extend(matches)
-    return files, *_manifest_beside(files)
+        files.extend(found)
+    return files, *((None, None) if remote else _manifest_beside(files))
 
 
 def _manifest_beside(files) -> tuple[list[int] | None, Manifest | None]:

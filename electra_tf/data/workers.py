@@ -21,7 +21,7 @@ from multiprocessing.connection import wait
 
 from electra_tf.data.chunk_work import ChunkWork, Verdict, describe_error, worker_main
 
-__all__ = ["Ledger", "ChunkFailed", "RunTiming", "run_chunks"]
+__all__ = ["Ledger", "ChunkFailed", "RunTiming", "run_chunks", "peak_memory"]
 
 
 class ChunkFailed(RuntimeError):
@@ -288,3 +288,15 @@ def _dispatch(pool: list[_Worker], chunks, ledger: Ledger, bar) -> dict:
                 results[index] = payload
                 bar.done(worker.chunk, payload)
                 worker.chunk = None
+
+
+def peak_memory() -> dict:
+    """Peak resident memory (MB) of this process and of its largest finished child."""
+    import resource
+    import sys
+
+    mb = 1024 if sys.platform != "darwin" else 1024 * 1024  # ru_maxrss: KB (macOS: bytes)
+    return {
+        "main": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / mb),
+        "largest_worker": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / mb),
+    }

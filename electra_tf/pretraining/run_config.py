@@ -1,7 +1,8 @@
 """The config a run trains with: what its data and vocabulary decide, and what a resume keeps.
 
 `config_for_data` reads the prepared data's `manifest.json` (the one source of
-truth for the vocabulary, special ids and length; shards of several folders must
+truth for the vocabulary, special ids and length; of the version a `latest.json`
+names, for a folder `prepare --runner beam` wrote to an object store; shards of several folders must
 agree on them, `one_preparation`), `config_for_vocabulary` a
 vocabulary file's, and `check_resume_config` refuses to resume a run with a
 different model, objective or data.
@@ -14,6 +15,7 @@ import os
 from pathlib import Path
 
 from electra_tf.config import ConfigError, ElectraConfig
+from electra_tf.data.remote_files import is_remote, join
 from electra_tf.data.tfrecords import MANIFEST, DataError, Manifest, resolve_files
 from electra_tf.io.durable import digest
 
@@ -56,7 +58,11 @@ def config_for_data(config: ElectraConfig, explicit=()) -> ElectraConfig:
             )
     data = {k.split(".")[1]: v for k, v in recorded.items() if k.startswith("data.")}
     if manifest.vocab_file:
-        packed_with = str(Path(manifest.folder) / manifest.vocab_file)
+        packed_with = (
+            join(manifest.folder, manifest.vocab_file)  # gs://: a Path would fold it
+            if is_remote(manifest.folder)
+            else str(Path(manifest.folder) / manifest.vocab_file)
+        )
         if config.data.vocab_file:
             from electra_tf.pretraining.warm_start import check_vocabulary
 

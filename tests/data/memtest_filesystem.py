@@ -2,10 +2,11 @@
 
 `memtest://bucket/key` is the file `bucket/key` under the folder named by the environment
 variable `ELECTRA_MEMTEST_ROOT`; listing is by key prefix, recursive, without folders,
-as on gs:// or s3://; it is read-only. Beam's `FileSystems` finds a filesystem among
-`FileSystem`'s subclasses by its `scheme()`, so importing this module registers it, in
-the process that imports it (the tests run Beam in that process). `OPENED` lists the
-paths opened.
+as on gs:// or s3://; `create` writes a whole object (visible when closed) and `delete`
+removes objects, no rename or copy (as for an output on an object store). Beam's
+`FileSystems` finds a filesystem among `FileSystem`'s subclasses by its `scheme()`, so
+importing this module registers it, in the process that imports it (the tests run Beam
+in that process). `OPENED` lists the paths opened.
 """
 
 import os
@@ -84,7 +85,34 @@ class MemtestFileSystem(FileSystem):
     def metadata(self, path):
         return FileMetadata(path, self.size(path), self.last_updated(path))
 
-    def _read_only(self, *_):
-        raise BeamIOError(f"{PREFIX} is read-only in the tests")
+    def create(self, path, mime_type="application/octet-stream", compression_type=None):
+        return _Upload(local_path(path))
 
-    mkdirs = create = copy = rename = delete = _read_only
+    def delete(self, paths):
+        for path in paths:
+            try:
+                os.remove(local_path(path))
+            except OSError as error:
+                raise BeamIOError("Delete operation failed", {path: error}) from None
+
+    def _unsupported(self, *_):
+        raise BeamIOError(f"{PREFIX} has no folders, copy or rename in the tests")
+
+    mkdirs = copy = rename = _unsupported
+
+
+class _Upload:
+    """A file written aside and moved in place when closed: an object appears whole."""
+
+    def __init__(self, path):
+        self.path, self.partial = path, path + ".uploading"
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        self.handle = open(self.partial, "wb")
+
+    def write(self, data):
+        return self.handle.write(data)
+
+    def close(self):
+        if not self.handle.closed:
+            self.handle.close()
+            os.replace(self.partial, self.path)

@@ -26,7 +26,7 @@ pytest.importorskip("apache_beam")
 
 import memtest_filesystem  # noqa: E402 - registers memtest://, a test Beam filesystem
 
-from electra_tf.data import beam_prepare, beam_steps  # noqa: E402
+from electra_tf.data import beam_prepare, beam_steps, remote_files  # noqa: E402
 from electra_tf.data.remote_files import refusal  # noqa: E402
 
 WORDS = (
@@ -407,11 +407,162 @@ def test_remote_inputs_are_refused_or_named_in_one_sentence(corpus, memtest, tmp
 
 
 def test_a_remote_output_folder_is_refused_before_anything_is_written(corpus, tmp_path):
-    """gs://b/out would otherwise become a local folder named "gs:" beside the command."""
+    """--runner local refuses one; on Beam, a scheme no filesystem writes (gs:// without
+    apache-beam[gcp] here): one sentence each; no local folder named "gs:" beside the command."""
     with pytest.raises(CorpusError) as error:
-        prepare_corpus(corpus_sources(corpus), "gs://b/out", **OPTIONS, runner="beam")
+        prepare_corpus(corpus_sources(corpus), "gs://b/out", **OPTIONS)
     assert str(error.value) == (
-        "--output-dir gs://b/out is on a remote filesystem; prepare writes a local or shared "
-        "POSIX folder (mount the bucket, or copy the folder up afterwards)."
+        "--output-dir gs://b/out is on a remote filesystem; only --runner beam writes there "
+        "(or prepare into a local or shared folder)."
     )
-    assert not Path("gs:").exists()
+    with pytest.raises(CorpusError) as error:
+        prepare_corpus(corpus_sources(corpus), "nosuch://b/out", **OPTIONS, runner="beam")
+    assert str(error.value).startswith("No Apache Beam filesystem writes nosuch://b/out: ")
+    assert not Path("gs:").exists() and not Path("nosuch:").exists()
+
+
+# An output on another filesystem (electra_tf/data/beam_output.py): versions and a pointer,
+# written to memtest:// (writes whole objects, no rename) on the in-process runner.
+
+IN_PROCESS = ["--direct_running_mode=in_memory", "--direct_num_workers=1"]
+PREPARED = ("manifest.json", "vocab.txt", "unigram_counts.npy")
+
+
+def _version(root, out="memtest://bucket/out") -> str:
+    """The version `out/latest.json` names (read through FileSystems)."""
+    pointer = json.loads(remote_files.read_object(out + "/latest.json"))
+    assert sorted(pointer) == ["version"] and pointer["version"].startswith("versions/")
+    return f"{out}/{pointer['version']}"
+
+
+def _objects(prefix) -> dict:
+    """Every object under `prefix`, by name relative to it, read through FileSystems."""
+    paths = remote_files.list_objects(prefix + "/**")
+    return {p[len(prefix) + 1 :]: remote_files.read_object(p) for p in paths}
+
+
+def _same_as_local(local, objects) -> None:
+    """The shards, vocabulary, counts and manifest equal the local run's byte for byte."""
+    expected = {n: b for n, b in _files(local).items() if n != "prepare_report.json"}
+    assert sorted(objects) == sorted([*expected, "prepare_report.json"])
+    assert {n: b for n, b in objects.items() if n != "prepare_report.json"} == expected
+    assert set(PREPARED) < set(expected) and len(expected) > 10
+
+
+@pytest.fixture(scope="module")
+def published(corpus, local, tmp_path_factory):
+    """memtest://bucket/out written once on Beam (the vocabulary learned there): its root."""
+    root = tmp_path_factory.mktemp("store")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(memtest_filesystem.ROOT_VARIABLE, str(root))
+        result = _prepare(corpus, "memtest://bucket/out", runner="beam", beam_options=IN_PROCESS)
+        version = _version(root)
+        assert result.manifest.folder == version and result.examples > 0
+    return root, version
+
+
+def _store(published, tmp_path, monkeypatch):
+    """A copy of the published store for one test, memtest:// pointed at it."""
+    import shutil
+
+    root = tmp_path / "store"
+    shutil.copytree(published[0], root)
+    monkeypatch.setenv(memtest_filesystem.ROOT_VARIABLE, str(root))
+    return root
+
+
+def test_beam_writes_a_version_and_a_pointer_to_an_object_store(local, published, monkeypatch):
+    """Everything under the version the pointer names: the local run's bytes; nothing else."""
+    root, version = published
+    monkeypatch.setenv(memtest_filesystem.ROOT_VARIABLE, str(root))
+    assert sorted(_objects("memtest://bucket/out")) == ["latest.json"] + sorted(
+        f"{version[len('memtest://bucket/out/') :]}/{name}" for name in _objects(version)
+    )
+    _same_as_local(local, _objects(version))
+    report = json.loads(_objects(version)["prepare_report.json"])
+    expected = json.loads((local / "prepare_report.json").read_text())
+    for key in ("corpus", "examples", "tokens", "tokenized", "shards", "vocabulary"):
+        assert report[key] == expected[key], key
+
+
+def test_a_failed_run_leaves_the_pointer_and_the_previous_version(
+    corpus, local, published, tmp_path, monkeypatch
+):
+    """A chunk failing on Beam: one sentence; the pointer and the first version unchanged,
+    the partial version left and named."""
+    root = _store(published, tmp_path, monkeypatch)
+    before = _objects(published[1])
+    original = ChunkWork.tokenize
+
+    def fail_on_chunk_3(self):
+        if self.chunk.index == 3:
+            raise ValueError("a tokenizer failure")
+        return original(self)
+
+    monkeypatch.setattr(ChunkWork, "tokenize", fail_on_chunk_3)
+    with pytest.raises(CorpusError) as error:
+        _prepare(
+            corpus, "memtest://bucket/out", runner="beam", beam_options=IN_PROCESS,
+            vocab_file=local / "vocab.txt",
+        )  # fmt: skip
+    assert _version(root) == published[1] and _objects(published[1]) == before
+    (partial,) = {p.name for p in (root / "bucket/out/versions").iterdir()} - {
+        published[1].rsplit("/", 1)[1]
+    }
+    where = list(corpus_chunks(corpus_sources(corpus), OPTIONS["chunk_bytes"]))[3].where()
+    assert "(chunk 3)" in where
+    assert str(error.value) == (
+        f"Preparing {where} failed (ValueError: a tokenizer failure); "
+        "memtest://bucket/out/latest.json was "
+        "not changed (readers keep the previous version) and the partial "
+        f"memtest://bucket/out/versions/{partial}/ is left: delete it."
+    )
+
+
+def test_a_second_run_moves_the_pointer_and_keeps_the_old_version(
+    corpus, local, published, tmp_path, monkeypatch
+):
+    _store(published, tmp_path, monkeypatch)
+    before = _objects(published[1])
+    options = dict(runner="beam", beam_options=IN_PROCESS, vocab_file=local / "vocab.txt")
+    result = _prepare(corpus, "memtest://bucket/out/", **options)
+    second = _version(tmp_path / "store")
+    assert second != published[1] and result.manifest.folder == second
+    _same_as_local(local, _objects(second))
+    assert _objects(published[1]) == before  # the old version still there, as it was
+
+
+def test_readers_follow_the_pointer_of_a_local_folder(local, published, tmp_path):
+    """A folder laid out as on the object store (here the one memtest:// wrote): the manifest
+    reader and config_for_data use the version it names; a pointer naming a missing version
+    or unreadable: one sentence."""
+    import shutil
+
+    from electra_tf.config import ElectraConfig
+    from electra_tf.data.tfrecords import DataError, Manifest, resolve_files
+    from electra_tf.pretraining.objectives.unigram import unigram_counts_path
+    from electra_tf.pretraining.run_config import config_for_data
+
+    out = tmp_path / "out"
+    shutil.copytree(published[0] / "bucket" / "out", out)
+    version = out / published[1].split("/out/", 1)[1]
+    files, counts, manifest = resolve_files(str(out))
+    expected = Manifest.read(local)
+    assert files == [str(version / name) for name, _ in expected.shards]
+    assert counts == expected.counts and manifest.folder == str(version)
+    assert Manifest.read(out).files == files
+    config = config_for_data(ElectraConfig().override(f"data.train_files={out}"))
+    assert config.data.vocab_file == str(version / "vocab.txt")
+    assert config.model.vocabulary_size == expected.vocabulary_size
+    assert unigram_counts_path(config) == str(version / "unigram_counts.npy")
+
+    (out / "latest.json").write_text('{"version": "versions/gone"}')
+    with pytest.raises(DataError) as error:
+        resolve_files(str(out))
+    assert str(error.value) == (
+        f"{out}/latest.json names versions/gone, but {out}/versions/gone/manifest.json does "
+        f"not exist; restore that version or re-run `electra-tf prepare --runner beam` for {out}."
+    )
+    (out / "latest.json").write_text('{"version": "../elsewhere"}')
+    with pytest.raises(DataError, match=r"latest.json is not a readable version pointer \("):
+        Manifest.read(out)

@@ -15,6 +15,7 @@ import numpy as np
 import tensorflow as tf
 
 from electra_tf.config import ConfigError
+from electra_tf.data.tfrecords import published_folder
 from electra_tf.ops import sampling
 from electra_tf.pretraining import flops
 from electra_tf.pretraining.objectives.base import StepContext, Streams
@@ -31,7 +32,8 @@ def unigram_counts_path(config) -> str:
     first = config.data.train_files.split(",")[0].strip()
     if not first:
         return ""
-    folder = first if os.path.isdir(first) else os.path.dirname(first)
+    # a folder with latest.json (prepare --runner beam on an object store): its version's
+    folder = published_folder(first) if os.path.isdir(first) else os.path.dirname(first)
     return os.path.join(folder, "unigram_counts.npy")
 
 
