@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from electra_tf.data.remote_files import is_remote
+
 __all__ = [
     "SPECIAL_TOKENS",
     "VocabularyError",
@@ -29,9 +31,18 @@ class VocabularyError(ValueError):
 
 def read_vocabulary(path: str | os.PathLike) -> list[str]:
     """The tokens of a vocab.txt, checked for the special tokens and duplicates."""
-    path = Path(path)
+    remote = is_remote(str(path))  # gs://... (a prepare --runner beam version): tf.io.gfile
+    path = str(path) if remote else Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        if remote:
+            import tensorflow as tf
+
+            if not tf.io.gfile.exists(path):
+                raise FileNotFoundError(path)
+            with tf.io.gfile.GFile(path, "rb") as file:
+                text = file.read().decode("utf-8")
+        else:
+            text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise VocabularyError(f"Vocabulary file {path} does not exist.") from None
     except UnicodeDecodeError:

@@ -566,3 +566,41 @@ def test_readers_follow_the_pointer_of_a_local_folder(local, published, tmp_path
     (out / "latest.json").write_text('{"version": "../elsewhere"}')
     with pytest.raises(DataError, match=r"latest.json is not a readable version pointer \("):
         Manifest.read(out)
+
+
+def test_a_store_tensorflow_reads_gives_the_same_data(local, published):
+    """The published store copied into TensorFlow's ram:// filesystem (a stand-in for gs://,
+    which tf.io.gfile reads the same way): the files, vocabulary, counts and records a
+    pre-training run reads through the pointer equal the local run's."""
+    import numpy as np
+    import tensorflow as tf
+
+    from electra_tf.config import ElectraConfig
+    from electra_tf.data.tfrecords import Manifest, resolve_files
+    from electra_tf.data.vocabulary import read_vocabulary
+    from electra_tf.pretraining.objectives.unigram import read_counts, unigram_counts_path
+    from electra_tf.pretraining.run_config import config_for_data
+
+    source = published[0] / "bucket" / "out"
+    out = "ram://store-test/out"
+    for path in sorted(source.rglob("*")):
+        if path.is_file():
+            target = f"{out}/{path.relative_to(source).as_posix()}"
+            tf.io.gfile.makedirs(target.rsplit("/", 1)[0])
+            with tf.io.gfile.GFile(target, "wb") as file:
+                file.write(path.read_bytes())
+    version = f"{out}/{published[1].split('/out/', 1)[1]}"
+    files, counts, manifest = resolve_files(out)
+    expected = Manifest.read(local)
+    assert files == [f"{version}/{name}" for name, _ in expected.shards]
+    assert counts == expected.counts and manifest.folder == version
+    config = config_for_data(ElectraConfig().override(f"data.train_files={out}"))
+    assert config.data.vocab_file == f"{version}/vocab.txt"
+    assert read_vocabulary(config.data.vocab_file) == read_vocabulary(local / "vocab.txt")
+    assert unigram_counts_path(config) == f"{version}/unigram_counts.npy"
+    np.testing.assert_array_equal(
+        read_counts(unigram_counts_path(config)), np.load(local / "unigram_counts.npy")
+    )
+    records = [r.numpy() for r in tf.data.TFRecordDataset(files[:2])]
+    assert records == [r.numpy() for r in tf.data.TFRecordDataset(expected.files[:2])]
+    assert len(records) > 0

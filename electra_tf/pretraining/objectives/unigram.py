@@ -9,19 +9,21 @@ ELECTRA (a sample equal to the original counts as real).
 
 from __future__ import annotations
 
+import io
 import os
 
 import numpy as np
 import tensorflow as tf
 
 from electra_tf.config import ConfigError
+from electra_tf.data.remote_files import is_remote, join
 from electra_tf.data.tfrecords import published_folder
 from electra_tf.ops import sampling
 from electra_tf.pretraining import flops
 from electra_tf.pretraining.objectives.base import StepContext, Streams
 from electra_tf.pretraining.objectives.electra import ElectraObjective
 
-__all__ = ["UnigramObjective", "unigram_counts_path", "sample_unigram"]
+__all__ = ["UnigramObjective", "unigram_counts_path", "read_counts", "sample_unigram"]
 
 
 def unigram_counts_path(config) -> str:
@@ -32,9 +34,18 @@ def unigram_counts_path(config) -> str:
     first = config.data.train_files.split(",")[0].strip()
     if not first:
         return ""
-    # a folder with latest.json (prepare --runner beam on an object store): its version's
-    folder = published_folder(first) if os.path.isdir(first) else os.path.dirname(first)
-    return os.path.join(folder, "unigram_counts.npy")
+    # a folder with latest.json (prepare --runner beam on an object store): its version's;
+    # tf.io.gfile reads local paths and gs://... alike
+    if tf.io.gfile.isdir(first):
+        return join(published_folder(first), "unigram_counts.npy")
+    return join(first.rsplit("/", 1)[0] if is_remote(first) else os.path.dirname(first),
+                "unigram_counts.npy")  # fmt: skip
+
+
+def read_counts(path: str) -> np.ndarray:
+    """float64 `[V]` token counts of a `unigram_counts.npy`, local or gs://... alike."""
+    with tf.io.gfile.GFile(path, "rb") as file:
+        return np.asarray(np.load(io.BytesIO(file.read())), np.float64).reshape(-1)
 
 
 def sample_unigram(cdf, uniforms) -> tf.Tensor:
@@ -63,13 +74,13 @@ class UnigramObjective(ElectraObjective):
     def __init__(self, config, generator, discriminator):
         super().__init__(config, generator, discriminator)
         path = unigram_counts_path(config)
-        if not path or not os.path.exists(path):
+        if not path or not tf.io.gfile.exists(path):
             raise ConfigError(
                 f"The unigram objective needs token counts, but {path or 'no file'!r} does not "
                 "exist: run `electra-tf prepare` (it writes unigram_counts.npy) or set "
                 "objective.unigram_counts."
             )
-        counts = np.asarray(np.load(path), np.float64).reshape(-1)
+        counts = read_counts(path)
         vocabulary = config.model.vocabulary_size
         if counts.shape[0] != vocabulary:
             raise ConfigError(
