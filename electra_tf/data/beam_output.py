@@ -34,18 +34,18 @@ import numpy as np
 from electra_tf.data.beam_prepare import learn_on_beam, run_on_beam
 from electra_tf.data.chunk_work import ChunkSettings
 from electra_tf.data.documents import CorpusError, CorpusStats
-from electra_tf.data.prepare import (
+from electra_tf.data.prepare_parts import (
     UNIGRAM_FILE,
-    VOCAB_SAMPLE_BYTES,
     PrepareResult,
-    _manifest,
-    _report,
-    _Unigram,
+    UnigramSum,
+    prepare_manifest,
+    prepare_report,
 )
 from electra_tf.data.remote_files import check_writable, join, list_objects, write_object
 from electra_tf.data.shards import SHARD_PATTERN
 from electra_tf.data.tfrecords import MANIFEST, POINTER, VERSIONS
 from electra_tf.data.vocabulary import read_vocabulary
+from electra_tf.data.vocabulary_sample import VOCAB_SAMPLE_BYTES
 from electra_tf.data.workers import ChunkFailed, Ledger
 
 __all__ = ["prepare_version", "new_version"]
@@ -111,7 +111,7 @@ def _prepare_into(sources, folder: str, plan) -> PrepareResult:
         folder, join(folder, "vocab.txt"), plan.lower_case, plan.strip_accents,
         plan.sequence_length, plan.seed, plan.examples_per_shard, plan.deduplicate,
     )  # fmt: skip
-    unigram, ledger = _Unigram(len(tokens)), Ledger(plan.deduplicate, plan.max_documents)
+    unigram, ledger = UnigramSum(len(tokens)), Ledger(plan.deduplicate, plan.max_documents)
     results, timing, ledger = run_on_beam(sources, settings, plan, ledger, unigram, tokens)
     last = max(results, default=-1) if ledger.last_index is None else ledger.last_index
     shards, stats = [], CorpusStats()
@@ -129,11 +129,12 @@ def _prepare_into(sources, folder: str, plan) -> PrepareResult:
     counts = io.BytesIO()
     np.save(counts, unigram.counts)
     write_object(join(folder, UNIGRAM_FILE), counts.getvalue())
-    manifest = _manifest(folder, plan, tokens, shards, int(unigram.counts.sum()))
+    manifest = prepare_manifest(folder, plan, tokens, shards, int(unigram.counts.sum()))
     write_object(join(folder, MANIFEST), manifest.text().encode("utf-8"))
     result = PrepareResult(manifest, stats, examples, manifest.extra["tokens"], 0.0, plan.workers)
     result = dataclasses.replace(result, seconds=time.perf_counter() - started, timing=timing)
     write_object(
-        join(folder, "prepare_report.json"), _report(result, plan, unigram, vocabulary).encode()
+        join(folder, "prepare_report.json"),
+        prepare_report(result, plan, unigram, vocabulary).encode(),
     )
     return result

@@ -33,7 +33,6 @@ it also writes to an object store (gs://, ...) as versions (`electra_tf.data.bea
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import shutil
 import time
@@ -49,16 +48,22 @@ from electra_tf.data.corpus import (
     corpus_chunks,
     input_bytes,
 )
+from electra_tf.data.prepare_parts import (
+    UNIGRAM_FILE,
+    Plan,
+    PrepareResult,
+    UnigramSum,
+    prepare_manifest,
+    prepare_report,
+)
 from electra_tf.data.remote_files import is_remote, refusal
 from electra_tf.data.shards import SHARD_PATTERN, ShardWriter
-from electra_tf.data.tfrecords import Manifest
 from electra_tf.data.vocabulary import (
     read_vocabulary,
-    special_ids,
     write_vocabulary,
 )
 from electra_tf.data.vocabulary_sample import VOCAB_SAMPLE_BYTES, learn_sample_vocabulary
-from electra_tf.data.workers import ChunkFailed, Ledger, RunTiming, peak_memory, run_chunks
+from electra_tf.data.workers import ChunkFailed, Ledger, run_chunks
 from electra_tf.io.folders import FolderBusy, folder_lock, recover_folder, swap_folder
 
 __all__ = [
@@ -70,42 +75,6 @@ __all__ = [
     "UNIGRAM_FILE",
     "VOCAB_SAMPLE_BYTES",
 ]
-
-UNIGRAM_FILE = "unigram_counts.npy"
-
-
-@dataclasses.dataclass
-class PrepareResult:
-    """What `prepare_corpus` wrote and read, and how long it took."""
-
-    manifest: Manifest
-    stats: CorpusStats
-    examples: int
-    tokens: int
-    seconds: float
-    workers: int = 1
-    timing: RunTiming = dataclasses.field(default_factory=RunTiming)
-
-
-@dataclasses.dataclass(frozen=True)
-class _Plan:
-    """`prepare_corpus`'s options, in one value."""
-
-    vocab_file: str | None
-    vocabulary_size: int
-    lower_case: bool
-    strip_accents: bool
-    sequence_length: int
-    seed: int
-    examples_per_shard: int
-    max_documents: int | None
-    vocab_sentences: int
-    progress: bool
-    deduplicate: bool
-    workers: int
-    chunk_bytes: int
-    runner: str = "local"
-    beam_options: tuple = ()
 
 
 def available_cores() -> int:
@@ -199,7 +168,7 @@ def prepare_corpus(
     started = time.perf_counter()
     output_dir = str(output_dir) if remote_output else Path(output_dir)
     strip = lower_case if strip_accents is None else strip_accents
-    plan = _Plan(
+    plan = Plan(
         str(vocab_file) if vocab_file else None, vocabulary_size, lower_case, strip,
         sequence_length, seed, examples_per_shard, max_documents, vocab_sentences,
         progress, deduplicate, max(1, int(workers)), chunk_bytes, runner, tuple(beam_options),
@@ -270,7 +239,7 @@ def _failure(error: BaseException, output_dir: Path) -> CorpusError:
     )
 
 
-def _prepare_locked(sources, output_dir: Path, plan: _Plan) -> PrepareResult:
+def _prepare_locked(sources, output_dir: Path, plan: Plan) -> PrepareResult:
     """Writes into a fresh scratch folder and swaps it in; holds the output's lock."""
     scratch = output_dir.with_name(f".{output_dir.name}.prepare-tmp")
     shutil.rmtree(scratch, ignore_errors=True)  # a killed run's: never trusted
@@ -291,7 +260,7 @@ def _prepare_locked(sources, output_dir: Path, plan: _Plan) -> PrepareResult:
     return dataclasses.replace(result, manifest=manifest)
 
 
-def _vocabulary(sources, folder: Path, plan: _Plan) -> tuple[list[str], dict]:
+def _vocabulary(sources, folder: Path, plan: Plan) -> tuple[list[str], dict]:
     """The vocabulary written to `folder/vocab.txt`, and what it came from (for the report)."""
     target = folder / "vocab.txt"
     if plan.vocab_file:
@@ -308,19 +277,7 @@ def _vocabulary(sources, folder: Path, plan: _Plan) -> tuple[list[str], dict]:
     return tokens, {"learned_from_sentences": counted, "sample_bytes": VOCAB_SAMPLE_BYTES}
 
 
-class _Unigram:
-    """Token counts summed as chunks finish (in any order: the sum is the same)."""
-
-    def __init__(self, size: int):
-        self.counts, self.tokenized = np.zeros(size, np.int64), 0
-
-    def __call__(self, result) -> None:
-        self.counts += result.unigram
-        result.unigram = None
-        self.tokenized += result.tokenized
-
-
-def _prepare_into(scratch: Path, sources, plan: _Plan) -> PrepareResult:
+def _prepare_into(scratch: Path, sources, plan: Plan) -> PrepareResult:
     """`prepare_corpus`'s work, written into the scratch folder."""
     started = time.perf_counter()
     tokens, vocabulary = _vocabulary(sources, scratch, plan)
@@ -328,7 +285,7 @@ def _prepare_into(scratch: Path, sources, plan: _Plan) -> PrepareResult:
         str(scratch), str(scratch / "vocab.txt"), plan.lower_case, plan.strip_accents,
         plan.sequence_length, plan.seed, plan.examples_per_shard, plan.deduplicate,
     )  # fmt: skip
-    unigram = _Unigram(len(tokens))
+    unigram = UnigramSum(len(tokens))
     results, timing, ledger = _run(sources, settings, plan, unigram)
     last = max(results, default=-1) if ledger.last_index is None else ledger.last_index
     shards, stats = _number_shards(scratch, [results[i] for i in range(last + 1)])
@@ -339,33 +296,15 @@ def _prepare_into(scratch: Path, sources, plan: _Plan) -> PrepareResult:
             f"documents, skipped {dict(stats.skipped) or 'nothing'}."
         )
     np.save(scratch / UNIGRAM_FILE, unigram.counts)
-    manifest = _manifest(scratch, plan, tokens, shards, int(unigram.counts.sum()))
+    manifest = prepare_manifest(scratch, plan, tokens, shards, int(unigram.counts.sum()))
     manifest.write()
     result = PrepareResult(manifest, stats, examples, manifest.extra["tokens"], 0.0, plan.workers)
     result = dataclasses.replace(result, seconds=time.perf_counter() - started, timing=timing)
-    (scratch / "prepare_report.json").write_text(_report(result, plan, unigram, vocabulary))
+    (scratch / "prepare_report.json").write_text(prepare_report(result, plan, unigram, vocabulary))
     return result
 
 
-def _report(result: PrepareResult, plan: _Plan, unigram: _Unigram, vocabulary: dict) -> str:
-    """`prepare_report.json`'s text: what was read, skipped and adjusted, and the timing."""
-    report = {
-        "examples": result.examples,
-        "tokens": result.tokens,
-        "tokenized": unigram.tokenized,
-        "shards": len(result.manifest.shards),
-        "seconds": round(result.seconds, 1),
-        "workers": plan.workers,
-        "runner": plan.runner,
-        "timing": {k: round(v, 2) for k, v in dataclasses.asdict(result.timing).items()},
-        "peak_rss_mb": peak_memory(),
-        "vocabulary": vocabulary,
-        "corpus": result.stats.to_dict(),
-    }
-    return json.dumps(report, indent=2) + "\n"
-
-
-def _run(sources, settings: ChunkSettings, plan: _Plan, on_result):
+def _run(sources, settings: ChunkSettings, plan: Plan, on_result):
     """Every chunk's `ChunkResult` by number, the `RunTiming` and the `Ledger` that decided."""
     ledger = Ledger(plan.deduplicate, plan.max_documents)
     if plan.runner == "beam":
@@ -376,24 +315,6 @@ def _run(sources, settings: ChunkSettings, plan: _Plan, on_result):
     progress = (plan.progress, input_bytes(sources))
     results, timing = run_chunks(chunks, settings, plan.workers, ledger, progress, on_result)
     return results, timing, ledger
-
-
-def _manifest(folder: Path, plan: _Plan, tokens: list, shards: list, count: int) -> Manifest:
-    return Manifest(
-        folder=str(folder),
-        sequence_length=plan.sequence_length,
-        shards=tuple(shards),
-        vocab_file="vocab.txt",
-        vocabulary_size=len(tokens),
-        special_ids=special_ids(tokens),
-        extra={
-            "lower_case": plan.lower_case,
-            "strip_accents": plan.strip_accents,
-            "seed": plan.seed,
-            "tokens": count,
-            "unigram_counts": UNIGRAM_FILE,
-        },
-    )
 
 
 def _number_shards(scratch: Path, results) -> tuple[list, CorpusStats]:

@@ -226,15 +226,11 @@ def _read_checkpoint(model, child: Path) -> None:
 def _best_weights(model, folder: Path, best: dict, selection) -> None:
     """Sets the best epoch's weights in `model`, writing `best.weights.h5` if it is not out:
     from this fit's memory, or from the best epoch's checkpoint (a resumed seed)."""
-    in_memory = selection is not None and selection.best_epoch == best["epoch"]
-    if _best_written(folder, best):
-        if in_memory:
-            model.set_weights(selection.best_weights)
-        else:
-            model.load_weights(folder / "best.weights.h5")
-        return
-    if in_memory:
+    written = _best_written(folder, best)
+    if selection is not None and selection.best_epoch == best["epoch"]:
         model.set_weights(selection.best_weights)
+    elif written:
+        model.load_weights(folder / "best.weights.h5")
     else:
         child = folder / f"epoch-{best['epoch']:04d}"
         reason = verify_record(child, required=("state.json",))
@@ -244,7 +240,8 @@ def _best_weights(model, folder: Path, best: dict, selection) -> None:
                 "to fine-tune this seed again."
             )
         _read_checkpoint(model, child)
-    write_best(model, folder, best)
+    if not written:
+        write_best(model, folder, best)
 
 
 def _resume(model, folder: Path, log) -> tuple[int, dict]:

@@ -210,11 +210,8 @@ def test_a_chunk_packed_again_after_a_partial_attempt_writes_the_same_files(
     assert (results[0].unigram == results[1].unigram).all()
 
 
-def test_a_failed_pipeline_keeps_the_previous_output(corpus, local, tmp_path, monkeypatch):
-    """A chunk that fails on the in-process runner: one sentence naming it; nothing replaced."""
-    out = tmp_path / "data"
-    out.mkdir()
-    (out / "manifest.json").write_text("{}")  # a previous output
+def _fail_on_chunk_3(monkeypatch):
+    """Chunk 3's tokenizing raises, wherever the runner packs it."""
     original = ChunkWork.tokenize
 
     def fail_on_chunk_3(self):
@@ -223,6 +220,14 @@ def test_a_failed_pipeline_keeps_the_previous_output(corpus, local, tmp_path, mo
         return original(self)
 
     monkeypatch.setattr(ChunkWork, "tokenize", fail_on_chunk_3)
+
+
+def test_a_failed_pipeline_keeps_the_previous_output(corpus, local, tmp_path, monkeypatch):
+    """A chunk that fails on the in-process runner: one sentence naming it; nothing replaced."""
+    out = tmp_path / "data"
+    out.mkdir()
+    (out / "manifest.json").write_text("{}")  # a previous output
+    _fail_on_chunk_3(monkeypatch)
     options = ["--direct_running_mode=in_memory", "--direct_num_workers=1"]
     with pytest.raises(CorpusError) as error:
         _prepare(corpus, out, runner="beam", beam_options=options, vocab_file=local / "vocab.txt")
@@ -492,14 +497,7 @@ def test_a_failed_run_leaves_the_pointer_and_the_previous_version(
     the partial version left and named."""
     root = _store(published, tmp_path, monkeypatch)
     before = _objects(published[1])
-    original = ChunkWork.tokenize
-
-    def fail_on_chunk_3(self):
-        if self.chunk.index == 3:
-            raise ValueError("a tokenizer failure")
-        return original(self)
-
-    monkeypatch.setattr(ChunkWork, "tokenize", fail_on_chunk_3)
+    _fail_on_chunk_3(monkeypatch)
     with pytest.raises(CorpusError) as error:
         _prepare(
             corpus, "memtest://bucket/out", runner="beam", beam_options=IN_PROCESS,

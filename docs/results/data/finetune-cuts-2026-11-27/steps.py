@@ -1,3 +1,5 @@
+"""Per-step wall times of the bench's reviews call: python steps.py MODE TRAIN_ROWS.
+MODE: base; nofused (Adam in ops); nograppler; retrace (a forced second trace after batch 3)."""
 import os, sys, time, json
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import tensorflow as tf
@@ -18,7 +20,9 @@ T = {"steps": []}
 class Cb(keras.callbacks.Callback):
     def on_train_begin(self, logs=None): self.t = time.perf_counter()
     def on_train_batch_end(self, batch, logs=None):
-        now = time.perf_counter(); T["steps"].append(round(now - self.t, 3)); self.t = now
+        now = time.perf_counter(); T["steps"].append(round(now - self.t, 3))
+        if batch == 3 and mode == "retrace": self.model.make_train_function(force=True)
+        self.t = time.perf_counter()
 mk = r.make_job
 def make_job(*a, **k):
     job = mk(*a, **k); f = job.fit
@@ -32,4 +36,4 @@ for cls in [c for c in vars(_text).values() if isinstance(c, type) and "score" i
     cls.score = score
 s, sc = _train_electra_tf(options, encoder, splits, labels)
 st = T["steps"]
-print(json.dumps({"mode": mode, "seconds": round(s, 2), "first": st[0], "median_rest": sorted(st[1:])[len(st[1:])//2], "sum_rest": round(sum(st[1:]), 2), "score": T.get("score"), **sc}))
+print(st[:8]); print(json.dumps({"mode": mode, "seconds": round(s, 2), "first": st[0], "median_rest": sorted(st[1:])[len(st[1:])//2], "sum_rest": round(sum(st[1:]), 2), "score": T.get("score"), **sc}))
