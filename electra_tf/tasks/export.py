@@ -66,9 +66,13 @@ class TaskServingModule(tf.Module):
         vocab_file: its vocabulary (becomes an asset).
         pair: whether `serving_default` takes `text_pair` too.
         seq_length: the longest packed input.
+        skip_padding: run the per-token layers on the real tokens only (the default;
+            `inference.encoder_sequence`'s `packed`); False computes every padded position.
     """
 
-    def __init__(self, model, vocab_file, pair: bool = False, seq_length: int = 128):
+    def __init__(
+        self, model, vocab_file, pair: bool = False, seq_length: int = 128, skip_padding=True
+    ):
         super().__init__(name="electra_task_serving")
         self.kind = model.kind
         spec = get_kind(self.kind)
@@ -95,6 +99,7 @@ class TaskServingModule(tf.Module):
         )
         self.seq_length = int(min(seq_length, encoder.max_sequence_length))
         self.pair = bool(pair)
+        self.skip_padding = bool(skip_padding)
         # The kind's own serving settings (Python numbers: constants in the graph).
         self.settings = types.SimpleNamespace(**spec.serving_settings(model))
         text = spec.serving_inputs(self.pair)
@@ -129,8 +134,9 @@ class TaskServingModule(tf.Module):
             token_ids = tf.identity(token_ids)
         shape = tf.shape(token_ids)
         x = inference.encoder_sequence(
-            encoder, token_ids, padding_mask, segment_ids, self.fused_attention_weights
-        )  # [B*S, H]
+            encoder, token_ids, padding_mask, segment_ids, self.fused_attention_weights,
+            packed=self.skip_padding,
+        )  # fmt: skip  # [B*S, H]; padding rows are zeros
         return self._spec.kind.head(self, x, shape, padding_mask=padding_mask)
 
     def _serve_ids(self, input_word_ids, input_mask, input_type_ids):

@@ -46,9 +46,11 @@ class LiteTextModule(tf.Module):
         model: a fine-tuned `ElectraTextClassifier` (classification, multi-label, regression).
         pair: whether the model reads text pairs.
         seq_length: the longest packed input.
+        skip_padding: run the per-token layers on the real tokens only (the default;
+            `inference.encoder_sequence`'s `packed`); False computes every padded position.
     """
 
-    def __init__(self, model, pair: bool = False, seq_length: int = 128):
+    def __init__(self, model, pair: bool = False, seq_length: int = 128, skip_padding=True):
         import tensorflow_text as tf_text
 
         super().__init__(name="electra_litert")
@@ -81,6 +83,7 @@ class LiteTextModule(tf.Module):
         self.labels = tf.constant(getattr(model, "labels", None) or ["score"])
         self.seq_length = int(min(seq_length, model.encoder.max_sequence_length))
         self.pair = bool(pair)
+        self.skip_padding = bool(skip_padding)
         self.settings = types.SimpleNamespace(**spec.serving_settings(model))
         self.text_names = [t.name for t in spec.serving_inputs(self.pair)]
         self.serve_text = tf.function(
@@ -105,8 +108,9 @@ class LiteTextModule(tf.Module):
     def logits(self, token_ids, padding_mask, segment_ids):
         encoder = self._keras.encoder
         x = inference.encoder_sequence(
-            encoder, token_ids, padding_mask, segment_ids, self.fused, litert=True
-        )
+            encoder, token_ids, padding_mask, segment_ids, self.fused, litert=True,
+            packed=self.skip_padding,
+        )  # fmt: skip
         return self._spec.kind.head(self, x, tf.shape(token_ids), padding_mask=padding_mask)
 
     def _serve_text(self, text, text_pair=None):

@@ -190,3 +190,36 @@ def test_the_serving_module_stores_transposed_kernels_by_layout(tmp_path, monkey
     assert ServingModule(wide, tokenizer).kernel_layout == "plain"
     with pytest.raises(ValueError, match="kernel_layout must be one of"):
         ServingModule(wide, tokenizer, kernel_layout="sideways")
+
+
+def test_rows_kept_are_the_real_tokens_and_each_first_position():
+    mask = tf.constant([[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 0, 0]])
+    # b * 4 + s: row 0 keeps 0, 1; row 1 keeps 4 (its first position), 5, 6; row 2 keeps 8.
+    assert inference.rows_kept(mask).numpy().tolist() == [0, 1, 4, 5, 6, 8]
+    floats = tf.constant([[1.0, 0.4, 0.6]])  # above 0.5, as mask_bias reads a float mask
+    assert inference.rows_kept(floats).numpy().tolist() == [0, 2]
+    assert inference.rows_kept(tf.constant([[False, True]])).numpy().tolist() == [0, 1]
+
+
+@pytest.mark.parametrize("overrides", [(), ("model.embedding_dim=16",)])
+def test_the_packed_pass_equals_the_padded_pass_on_kept_rows(overrides):
+    discriminator = _discriminator(*overrides)
+    encoder = discriminator.encoder
+    ids, mask, segments = _inputs()
+    mask[3, :] = 1  # every row has a real token here; and one with a hole in the middle
+    mask[0, 4:6] = 0
+    mask[0, 0] = 0  # a masked first position is still computed, as the [CLS] head reads it
+    args = (tf.constant(ids), tf.constant(mask), tf.constant(segments))
+    padded = tf.function(lambda *a: inference.encoder_sequence(encoder, *a))(*args).numpy()
+    run = tf.function(lambda *a: inference.encoder_sequence(encoder, *a, packed=True))
+    packed = run(*args).numpy()
+    kept = inference.rows_kept(mask).numpy()
+    assert len(kept) == mask.sum() + 1  # the real tokens, and row 0's masked first position
+    np.testing.assert_allclose(packed[kept], padded[kept], atol=1e-5, rtol=1e-5)
+    others = np.setdiff1d(np.arange(ids.size), kept)
+    assert np.abs(padded[others]).max() > 0.1  # the padded pass computes padding rows
+    np.testing.assert_array_equal(packed[others], 0.0)  # the packed pass does not
+    # Against the Keras layers: the kept rows are what the model computes for those tokens.
+    keras_sequence = _keras_outputs(discriminator, ids, mask, segments)["sequence_output"]
+    flat = np.reshape(keras_sequence, [ids.size, -1])
+    np.testing.assert_allclose(packed[kept], flat[kept], atol=2e-5, rtol=1e-5)
