@@ -14,7 +14,7 @@ from serving_ops import ops_missing_from_tf_text_2_12_1
 
 from electra_tf.data.vocabulary import SPECIAL_TOKENS
 from electra_tf.models.encoder import ElectraEncoder
-from electra_tf.tasks.export import export_finetuned
+from electra_tf.tasks.export import TaskServingModule, export_finetuned
 from electra_tf.tasks.initialization import load_initialization
 from electra_tf.tasks.text_classifier import ElectraTextClassifier
 from electra_tf.tasks.text_classifier_preprocessor import ElectraTextClassifierPreprocessor
@@ -153,3 +153,25 @@ def test_the_tagging_export_tags_whitespace_words_as_the_keras_model(tmp_path):
     assert (~real).sum() > 0
     np.testing.assert_allclose(out["ids/outputs"][real], keras_logits[real], atol=1e-5)
     np.testing.assert_allclose(out["ids/outputs"][~real], [[0.02, 0.01, 0.0]] * (~real).sum())
+
+
+@pytest.mark.parametrize("kind", ["classification", "regression", "tagging"])
+def test_an_empty_batch_gets_empty_answers(tmp_path, kind):
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("".join(f"{token}\n" for token in TOKENS))
+    if kind == "tagging":
+        preprocessor = ElectraTokenClassifierPreprocessor(TOKENS, sequence_length=12)
+        model = ElectraTokenClassifier(_encoder(), ["B-LOC", "O"], preprocessor)
+    else:
+        preprocessor = ElectraTextClassifierPreprocessor(TOKENS, sequence_length=12)
+        labels = None if kind == "regression" else ["negative", "positive"]
+        model = ElectraTextClassifier(_encoder(), labels, kind, preprocessor)
+    model.build()
+    module = TaskServingModule(model, str(vocab))
+    empty = module.serve_text(tf.constant([], tf.string))
+    two = module.serve_text(tf.constant(["the food was good", ""]))
+    assert set(empty) == set(two)
+    for name, value in empty.items():  # the batch axis 0, every other axis as for 2 texts
+        assert value.shape[0] == 0 and two[name].shape[0] == 2, name
+        kept = 2 if kind == "tagging" else 1  # tagging's word axis is the longest text's
+        assert value.shape[kept:] == two[name].shape[kept:], name

@@ -148,7 +148,8 @@ class TextKind(Kind):
         """The head's logits from the encoder's `[B*S, H]` output, in the SavedModel."""
         import tensorflow as tf
 
-        pooled = tf.reshape(sequence, [shape[0], shape[1], -1])[:, 0, :]
+        width = sequence.shape[-1]  # static: -1 cannot be inferred for an empty batch
+        pooled = tf.reshape(sequence, [shape[0], shape[1], width])[:, 0, :]
         return tf.nn.bias_add(tf.matmul(pooled, module.head_kernel), module.head_bias)
 
     @classmethod

@@ -303,7 +303,7 @@ class QuestionAnswering(Kind):
         import tensorflow as tf
 
         model = module._keras.model
-        x = tf.reshape(sequence, [shape[0], shape[1], -1])
+        x = tf.reshape(sequence, [shape[0], shape[1], sequence.shape[-1]])  # empty batches too
 
         def dense(layer, value):
             return tf.nn.bias_add(tf.matmul(value, layer.kernel), layer.bias)

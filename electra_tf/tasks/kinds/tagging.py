@@ -123,7 +123,7 @@ class Tagging(Kind):
         import tensorflow as tf
 
         logits = tf.nn.bias_add(tf.matmul(sequence, module.head_kernel), module.head_bias)
-        return tf.reshape(logits, [shape[0], shape[1], -1])
+        return tf.reshape(logits, [shape[0], shape[1], logits.shape[-1]])  # empty batches too
 
     @classmethod
     def serve(cls, module, text, text_pair=None) -> dict:
