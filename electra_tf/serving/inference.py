@@ -145,29 +145,13 @@ def encoder_sequence(
     zeros, which the mask hides) and gathers its output. Kept rows equal the padded
     computation's; the other rows of the output are zeros.
     """
-    embeddings = encoder.embeddings
     shape = tf.shape(token_ids)
     batch, length = shape[0], shape[1]
-    if packed:
-        rows = rows_kept(padding_mask)
-        index = rows[:, None]
-        x = (
-            tf.gather(embeddings.token_embedding.embeddings, _rows(token_ids, rows))
-            + tf.gather(embeddings.segment_embedding.embeddings, _rows(segment_ids, rows))
-            + tf.gather(embeddings.position_embedding.embeddings, tf.math.floormod(rows, length))
-        )
-        x = _layer_norm(x, embeddings.layer_norm)
-    else:
-        x = (
-            tf.gather(embeddings.token_embedding.embeddings, token_ids)
-            + tf.gather(embeddings.segment_embedding.embeddings, segment_ids)
-            + embeddings.position_embedding.embeddings[:length]
-        )
-        x = _layer_norm(tf.reshape(x, [-1, embeddings.embedding_dim]), embeddings.layer_norm)
+    rows = rows_kept(padding_mask) if packed else None
+    x = _embedded(encoder.embeddings, token_ids, segment_ids, length, rows)
     if encoder.embeddings_project is not None:
         x = _dense(x, encoder.embeddings_project)
     hidden, heads = encoder.hidden_dim, encoder.num_heads
-    head_dim = hidden // heads
     mask = (
         tf.reshape(padding_mask, [batch, 1, 1, length])
         if litert
@@ -183,16 +167,7 @@ def encoder_sequence(
     for layer, (kernel, qkv_bias), wide_kernel_t in blocks:
         attention = layer._self_attention_layer
         qkv = tf.nn.bias_add(tf.matmul(x, kernel), qkv_bias)  # [B*S or T, 3H]
-        if packed:
-            qkv = tf.scatter_nd(index, qkv, tf.stack([batch * length, 3 * hidden]))
-        qkv = tf.transpose(tf.reshape(qkv, [batch, length, 3, heads, head_dim]), [2, 0, 3, 1, 4])
-        query, key, value = tf.unstack(qkv)  # each [B, heads, S, head_dim]
-        scores = tf.matmul(query * (1.0 / math.sqrt(head_dim)), key, transpose_b=True) + bias
-        probabilities = tf.nn.softmax(scores)
-        context = tf.transpose(tf.matmul(probabilities, value), [0, 2, 1, 3])
-        context = tf.reshape(context, [-1, hidden])
-        if packed:
-            context = tf.gather(context, rows)
+        context = _attention(qkv, bias, batch, length, heads, rows)
         x = _layer_norm(
             _dense(context, attention._output_dense) + x, layer._self_attention_layer_norm
         )
@@ -206,8 +181,42 @@ def encoder_sequence(
             _dense(inner, layer._feedforward_output_dense) + x, layer._feedforward_layer_norm
         )
     if packed:
-        x = tf.scatter_nd(index, x, tf.stack([batch * length, hidden]))
+        x = tf.scatter_nd(rows[:, None], x, tf.stack([batch * length, hidden]))
     return x
+
+
+def _embedded(embeddings, token_ids, segment_ids, length, rows=None):
+    """The embedding layer's output (before any projection): `[B*S, E]`, or `[T, E]` for
+    the flat `rows` of a packed pass."""
+    positions = embeddings.position_embedding.embeddings
+    if rows is None:
+        positions = positions[:length]
+    else:  # the kept rows' ids and positions
+        token_ids = tf.gather(tf.reshape(token_ids, [-1]), rows)
+        segment_ids = tf.gather(tf.reshape(segment_ids, [-1]), rows)
+        positions = tf.gather(positions, tf.math.floormod(rows, length))
+    x = (
+        tf.gather(embeddings.token_embedding.embeddings, token_ids)
+        + tf.gather(embeddings.segment_embedding.embeddings, segment_ids)
+        + positions
+    )
+    return _layer_norm(tf.reshape(x, [-1, embeddings.embedding_dim]), embeddings.layer_norm)
+
+
+def _attention(qkv, bias, batch, length, heads, rows=None):
+    """Self-attention's output `[B*S, H]` (or `[T, H]`, packed) from query, key and value side
+    by side `[B*S, 3H]` (or `[T, 3H]`, scattered back to `[B*S, 3H]` first)."""
+    hidden = qkv.shape[-1] // 3
+    head_dim = hidden // heads
+    if rows is not None:
+        qkv = tf.scatter_nd(rows[:, None], qkv, tf.stack([batch * length, 3 * hidden]))
+    qkv = tf.transpose(tf.reshape(qkv, [batch, length, 3, heads, head_dim]), [2, 0, 3, 1, 4])
+    query, key, value = tf.unstack(qkv)  # each [B, heads, S, head_dim]
+    scores = tf.matmul(query * (1.0 / math.sqrt(head_dim)), key, transpose_b=True) + bias
+    probabilities = tf.nn.softmax(scores)
+    context = tf.transpose(tf.matmul(probabilities, value), [0, 2, 1, 3])
+    context = tf.reshape(context, [-1, hidden])
+    return context if rows is None else tf.gather(context, rows)
 
 
 def rows_kept(padding_mask) -> tf.Tensor:
@@ -218,10 +227,6 @@ def rows_kept(padding_mask) -> tf.Tensor:
     first = tf.equal(tf.range(tf.shape(mask)[1]), 0)[None, :]
     keep = tf.reshape(tf.logical_or(keep, first), [-1])
     return tf.cast(tf.reshape(tf.where(keep), [-1]), tf.int32)
-
-
-def _rows(values, rows):
-    return tf.gather(tf.reshape(values, [-1]), rows)
 
 
 def discriminator_outputs(
