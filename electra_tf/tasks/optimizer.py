@@ -10,8 +10,6 @@ level (top = L + 2 for the head, so the last layer gets `decay ** 2`);
 
 from __future__ import annotations
 
-from keras import ops
-
 from electra_tf.pretraining.optimizer import ElectraAdamW, WarmupLinearDecay
 
 __all__ = [
@@ -63,8 +61,7 @@ def layerwise_multipliers(model, decay: float, reference: bool = False) -> dict[
 class LayerwiseAdamW(ElectraAdamW):
     """`ElectraAdamW` whose learning rate (and hence decoupled weight decay) is scaled per variable.
 
-    `ElectraAdamW.update_step` applies the decay with the rate it is given, so scaling the
-    rate here scales both.
+    `ElectraAdamW` applies the decay with the scaled rate, so the factor scales both.
 
     Args:
         multipliers: `id(keras variable)` -> factor, from `layerwise_multipliers`.
@@ -84,10 +81,6 @@ class LayerwiseAdamW(ElectraAdamW):
 
     def _multiplier(self, variable) -> float:
         return self._multipliers.get(self._var_key(variable), 1.0)
-
-    def update_step(self, gradient, variable, learning_rate):
-        scaled = ops.multiply(ops.cast(learning_rate, variable.dtype), self._multiplier(variable))
-        return super().update_step(gradient, variable, scaled)
 
 
 def finetuning_schedule(config, total_steps: int, offset: int = 0) -> WarmupLinearDecay:

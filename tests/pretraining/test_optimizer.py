@@ -71,10 +71,21 @@ def test_one_step_matches_the_formula_with_decay_exclusions(bias_correction):
     )
 
 
+def _applier(opt, variables, graph: bool):
+    """`opt.apply` of one gradient per variable, as a `tf.function` if `graph`."""
+
+    def apply(*grads):
+        return opt.apply(list(grads), variables)
+
+    return tf.function(apply) if graph else apply
+
+
+@pytest.mark.parametrize("graph", [False, True])
 @pytest.mark.parametrize("bias_correction", [True, False])
-def test_the_fused_kernel_equals_the_same_formula_in_ops(monkeypatch, bias_correction):
+def test_the_fused_kernel_equals_the_same_formula_in_ops(monkeypatch, bias_correction, graph):
     """`ResourceApplyAdam` (plain variables) against the ops a distributed variable takes,
-    over steps with decay, clipping and a skipped non-finite step in between."""
+    over steps with decay, clipping and a skipped non-finite step in between, eagerly and
+    in a `tf.function` (where the fused loop skips that step with a `tf.cond`)."""
     from electra_tf.pretraining import optimizer as module
 
     rng = np.random.default_rng(0)
@@ -90,9 +101,12 @@ def test_the_fused_kernel_equals_the_same_formula_in_ops(monkeypatch, bias_corre
         opt = ElectraAdamW(
             learning_rate=0.05, weight_decay=0.01, clip_norm=1.0, bias_correction=bias_correction
         )
+        opt.build([kernel, bias])
+
+        apply = _applier(opt, [kernel, bias], graph)
         trace = []
         for g in steps:
-            applied = opt.apply([tf.constant(g), tf.constant(g[0])], [kernel, bias])
+            applied = apply(tf.constant(g), tf.constant(g[0]))
             trace.append(
                 (bool(applied), kernel.numpy().copy(), bias.numpy().copy(),
                  opt._momentums[0].numpy().copy(), opt._velocities[0].numpy().copy())
@@ -106,6 +120,37 @@ def test_the_fused_kernel_equals_the_same_formula_in_ops(monkeypatch, bias_corre
     for before, after in ((1, 2),):  # the skipped step changed no weight and no moment
         for a, b in zip(results[0][before][1:], results[0][after][1:]):
             np.testing.assert_array_equal(a, b)
+
+
+def _graph_ops(function) -> list[str]:
+    """The op types of a concrete function's graph and of every function it calls."""
+    graph = function.graph
+    types = [op.type for op in graph.get_operations()]
+    for inner in graph._functions.values():
+        types += [node.op for node in inner.cached_definition.node_def]
+    return types
+
+
+def test_the_traced_update_makes_the_step_scalars_once_and_selects_no_gradient(monkeypatch):
+    """Outside a distribution strategy the traced update is one fused kernel per variable,
+    with the rate's bias corrections made once (2 `Pow`, not 2 per variable) and no
+    `SelectV2` zeroing each gradient (a non-finite step is skipped by a `tf.cond`); the
+    ops path a strategy's variables take makes both per variable."""
+    from electra_tf.pretraining import optimizer as module
+
+    counts = []
+    for fused in (True, False):
+        if not fused:
+            monkeypatch.setattr(module, "_resource", lambda variable: None)
+        variables = [keras.Variable(np.ones(3, "float32"), name=f"kernel_{i}") for i in range(6)]
+        opt = ElectraAdamW(learning_rate=0.1, weight_decay=0.01, clip_norm=1.0)
+        opt.build(variables)
+        spec = [tf.TensorSpec([3], tf.float32)] * 6
+        traced = _applier(opt, variables, graph=True)
+        types = _graph_ops(traced.get_concrete_function(*spec))
+        counts.append({k: types.count(k) for k in ("ResourceApplyAdam", "Pow", "SelectV2")})
+    assert counts[0] == {"ResourceApplyAdam": 6, "Pow": 2, "SelectV2": 0}
+    assert counts[1] == {"ResourceApplyAdam": 0, "Pow": 12, "SelectV2": 6}
 
 
 def test_equals_keras_adamw_when_clipping_is_off():
