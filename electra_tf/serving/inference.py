@@ -126,7 +126,7 @@ def transposed_wide_kernels(encoder) -> list:
 
 def encoder_sequence(
     encoder, token_ids, padding_mask, segment_ids, qkv_weights=None, wide_kernels_t=None,
-    litert=False, packed=False,
+    litert=False, packed=False, first_only=False,
 ):  # fmt: skip
     """The encoder's last hidden states as `[B*S, H]` (inference: no dropout).
 
@@ -144,6 +144,9 @@ def encoder_sequence(
     batch x width; attention scatters query, key and value back to `[B, S]` (padding gets
     zeros, which the mask hides) and gathers its output. Kept rows equal the padded
     computation's; the other rows of the output are zeros.
+    `first_only`: the last block computes each sequence's first position alone (its keys
+    and values still read every position), for heads that read only it: the result is
+    `[B, H]`, the first rows of the full result.
     """
     shape = tf.shape(token_ids)
     batch, length = shape[0], shape[1]
@@ -164,10 +167,14 @@ def encoder_sequence(
     if wide_kernels_t is None:
         wide_kernels_t = [None] * len(encoder.transformer_layers)
     blocks = zip(encoder.transformer_layers, qkv_weights, wide_kernels_t, strict=True)
-    for layer, (kernel, qkv_bias), wide_kernel_t in blocks:
+    last = len(encoder.transformer_layers) - 1
+    for i, (layer, (kernel, qkv_bias), wide_kernel_t) in enumerate(blocks):
         attention = layer._self_attention_layer
         qkv = tf.nn.bias_add(tf.matmul(x, kernel), qkv_bias)  # [B*S or T, 3H]
-        context = _attention(qkv, bias, batch, length, heads, rows)
+        first = first_only and i == last
+        context = _attention(qkv, bias, batch, length, heads, rows, first)
+        if first:  # from here on, [B, H]: each sequence's first position
+            x = _first_rows(x, batch, length, rows)
         x = _layer_norm(
             _dense(context, attention._output_dense) + x, layer._self_attention_layer_norm
         )
@@ -180,9 +187,16 @@ def encoder_sequence(
         x = _layer_norm(
             _dense(inner, layer._feedforward_output_dense) + x, layer._feedforward_layer_norm
         )
-    if packed:
+    if packed and not first_only:
         x = tf.scatter_nd(rows[:, None], x, tf.stack([batch * length, hidden]))
     return x
+
+
+def _first_rows(x, batch, length, rows=None):
+    """Each sequence's first position `[B, H]` of `[B*S, H]` (or of the packed `[T, H]`)."""
+    if rows is None:
+        return tf.reshape(x, [batch, length, x.shape[-1]])[:, 0, :]
+    return tf.gather(x, tf.reshape(tf.where(tf.equal(tf.math.floormod(rows, length), 0)), [-1]))
 
 
 def _embedded(embeddings, token_ids, segment_ids, length, rows=None):
@@ -203,20 +217,23 @@ def _embedded(embeddings, token_ids, segment_ids, length, rows=None):
     return _layer_norm(tf.reshape(x, [-1, embeddings.embedding_dim]), embeddings.layer_norm)
 
 
-def _attention(qkv, bias, batch, length, heads, rows=None):
+def _attention(qkv, bias, batch, length, heads, rows=None, first_only=False):
     """Self-attention's output `[B*S, H]` (or `[T, H]`, packed) from query, key and value side
-    by side `[B*S, 3H]` (or `[T, 3H]`, scattered back to `[B*S, 3H]` first)."""
+    by side `[B*S, 3H]` (or `[T, 3H]`, scattered back to `[B*S, 3H]` first); `first_only`:
+    the output at each sequence's first position alone, `[B, H]`."""
     hidden = qkv.shape[-1] // 3
     head_dim = hidden // heads
     if rows is not None:
         qkv = tf.scatter_nd(rows[:, None], qkv, tf.stack([batch * length, 3 * hidden]))
     qkv = tf.transpose(tf.reshape(qkv, [batch, length, 3, heads, head_dim]), [2, 0, 3, 1, 4])
     query, key, value = tf.unstack(qkv)  # each [B, heads, S, head_dim]
+    if first_only:
+        query = query[:, :, :1, :]
     scores = tf.matmul(query * (1.0 / math.sqrt(head_dim)), key, transpose_b=True) + bias
     probabilities = tf.nn.softmax(scores)
     context = tf.transpose(tf.matmul(probabilities, value), [0, 2, 1, 3])
     context = tf.reshape(context, [-1, hidden])
-    return context if rows is None else tf.gather(context, rows)
+    return context if rows is None or first_only else tf.gather(context, rows)
 
 
 def rows_kept(padding_mask) -> tf.Tensor:

@@ -66,8 +66,8 @@ class ElectraClassifier(keras.Model):
         self.built = True
 
     def call(self, inputs, training=None):
-        sequence = self.encoder(inputs, training=training)
-        pooled = self.dropout(sequence[:, 0, :], training=training)
+        first = self.encoder(inputs, training=training, first_position_only=True)
+        pooled = self.dropout(first[:, 0, :], training=training)
         logits = self.output_dense(pooled)
         return ops.squeeze(logits, -1) if self.num_outputs == 1 else logits
 

@@ -135,8 +135,8 @@ class TaskServingModule(tf.Module):
         shape = tf.shape(token_ids)
         x = inference.encoder_sequence(
             encoder, token_ids, padding_mask, segment_ids, self.fused_attention_weights,
-            packed=self.skip_padding,
-        )  # fmt: skip  # [B*S, H]; padding rows are zeros
+            packed=self.skip_padding, first_only=self._spec.kind.first_position_head,
+        )  # fmt: skip  # [B*S, H] (padding rows are zeros), or [B, H] first positions
         return self._spec.kind.head(self, x, shape, padding_mask=padding_mask)
 
     def _serve_ids(self, input_word_ids, input_mask, input_type_ids):

@@ -95,6 +95,9 @@ class Kind:
     priority: int | None = None
     #: Whether its labels are names (False: numbers, as regression's scores).
     named_labels: bool = True
+    #: Whether its exported head reads each sequence's first position alone: the exports
+    #: then compute only that position in the last block, and `head` gets it, `[B, H]`.
+    first_position_head: bool = False
 
     def __init__(self, task, splits: dict):
         self.task = task

@@ -109,7 +109,7 @@ class LiteTextModule(tf.Module):
         encoder = self._keras.encoder
         x = inference.encoder_sequence(
             encoder, token_ids, padding_mask, segment_ids, self.fused, litert=True,
-            packed=self.skip_padding,
+            packed=self.skip_padding, first_only=self._spec.kind.first_position_head,
         )  # fmt: skip
         return self._spec.kind.head(self, x, tf.shape(token_ids), padding_mask=padding_mask)
 

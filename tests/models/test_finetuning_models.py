@@ -52,3 +52,30 @@ def test_span_heads_mask_padding_and_joint_head_pairs_starts_with_ends():
     np.testing.assert_allclose(
         np.asarray(inferred["end_logits"])[:, 0], np.asarray(given["end_logits"]), atol=1e-5
     )
+
+
+def test_the_first_position_pass_equals_the_full_pass_and_its_gradients():
+    """`first_position_only`: the last block computes position 0 alone, `[B, 1, H]`, equal to
+    the full pass's first row (a masked first position included), and every weight gets
+    the same gradient through it (dropout off, so both passes are deterministic)."""
+    import tensorflow as tf
+
+    encoder = ElectraEncoder(**{**FINETUNE_ENCODER, "dropout": 0.0})
+    x = _inputs(batch=3, length=7)
+    x["padding_mask"][2, 0] = 0
+    full = np.asarray(encoder(x, training=True))
+    first = np.asarray(encoder(x, training=True, first_position_only=True))
+    assert first.shape == (3, 1, encoder.hidden_dim)
+    np.testing.assert_allclose(first[:, 0], full[:, 0], atol=1e-6)
+    assert np.abs(full[:, 1:] - full[:, :1]).max() > 1e-3  # the other rows differ from it
+    target = np.random.default_rng(0).normal(size=(3, encoder.hidden_dim)).astype("float32")
+    gradients = []
+    for only in (False, True):
+        with tf.GradientTape() as tape:
+            out = encoder(x, training=True, first_position_only=only)[:, 0]
+            loss = tf.reduce_sum((out - target) ** 2)
+        gradients.append(tape.gradient(loss, encoder.trainable_variables))
+    for a, b, v in zip(*gradients, encoder.trainable_variables):
+        np.testing.assert_allclose(
+            tf.convert_to_tensor(a), tf.convert_to_tensor(b), rtol=1e-5, atol=1e-5, err_msg=v.path
+        )

@@ -223,3 +223,21 @@ def test_the_packed_pass_equals_the_padded_pass_on_kept_rows(overrides):
     keras_sequence = _keras_outputs(discriminator, ids, mask, segments)["sequence_output"]
     flat = np.reshape(keras_sequence, [ids.size, -1])
     np.testing.assert_allclose(packed[kept], flat[kept], atol=2e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("packed", [False, True])
+def test_the_first_position_pass_equals_the_first_rows(packed):
+    """`first_only`: `[B, H]`, each sequence's first row of the full pass (padded or packed),
+    a masked first position included."""
+    encoder = _discriminator().encoder
+    ids, mask, segments = _inputs()
+    mask[0, 0] = 0
+    args = (tf.constant(ids), tf.constant(mask), tf.constant(segments))
+    full = tf.function(lambda *a: inference.encoder_sequence(encoder, *a, packed=packed))
+    first = tf.function(
+        lambda *a: inference.encoder_sequence(encoder, *a, packed=packed, first_only=True)
+    )
+    rows = full(*args).numpy().reshape(ids.shape[0], ids.shape[1], -1)
+    got = first(*args).numpy()
+    assert got.shape == (ids.shape[0], encoder.hidden_dim)
+    np.testing.assert_allclose(got, rows[:, 0], atol=1e-5, rtol=1e-5)

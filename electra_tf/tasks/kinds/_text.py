@@ -41,6 +41,7 @@ class TextKind(Kind):
     """The [CLS]-head kinds' shared job (see the module docstring)."""
 
     litert = True
+    first_position_head = True
 
     def __init__(self, task, splits: dict):
         super().__init__(task, splits)
@@ -145,12 +146,10 @@ class TextKind(Kind):
 
     @classmethod
     def head(cls, module, sequence, shape, padding_mask=None):
-        """The head's logits from the encoder's `[B*S, H]` output, in the SavedModel."""
+        """The head's logits from the encoder's first positions `[B, H]`, in the exports."""
         import tensorflow as tf
 
-        width = sequence.shape[-1]  # static: -1 cannot be inferred for an empty batch
-        pooled = tf.reshape(sequence, [shape[0], shape[1], width])[:, 0, :]
-        return tf.nn.bias_add(tf.matmul(pooled, module.head_kernel), module.head_bias)
+        return tf.nn.bias_add(tf.matmul(sequence, module.head_kernel), module.head_bias)
 
     @classmethod
     def serve(cls, module, text, text_pair=None) -> dict:
