@@ -178,18 +178,24 @@ def encoder_sequence(
         x = _layer_norm(
             _dense(context, attention._output_dense) + x, layer._self_attention_layer_norm
         )
-        intermediate = layer._feedforward_intermediate_dense
-        if wide_kernel_t is None:
-            inner = gelu(_dense(x, intermediate))
-        else:
-            product = tf.matmul(x, wide_kernel_t, transpose_b=True)
-            inner = gelu(tf.nn.bias_add(product, intermediate.bias))
-        x = _layer_norm(
-            _dense(inner, layer._feedforward_output_dense) + x, layer._feedforward_layer_norm
-        )
+        x = _feed_forward(x, layer, gelu, wide_kernel_t)
     if packed and not first_only:
         x = tf.scatter_nd(rows[:, None], x, tf.stack([batch * length, hidden]))
     return x
+
+
+def _feed_forward(x, layer, gelu, wide_kernel_t=None):
+    """A block's feed-forward half with its residual and LayerNorm, on `[N, H]` rows; the
+    intermediate product reads `wide_kernel_t` (`transposed_wide_kernels`) when given."""
+    intermediate = layer._feedforward_intermediate_dense
+    if wide_kernel_t is None:
+        inner = gelu(_dense(x, intermediate))
+    else:
+        product = tf.matmul(x, wide_kernel_t, transpose_b=True)
+        inner = gelu(tf.nn.bias_add(product, intermediate.bias))
+    return _layer_norm(
+        _dense(inner, layer._feedforward_output_dense) + x, layer._feedforward_layer_norm
+    )
 
 
 def _first_rows(x, batch, length, rows=None):
