@@ -97,7 +97,10 @@ def interleave(command, impls, rounds: int, *, error_kind: str, summarize, out: 
     """Each of `impls` once per round, each in its own process (`command(impl, round)`), in
     `schedule`'s order; every record (or `{"kind": error_kind, ...}` with the stderr tail)
     is appended to `out` as JSON and emitted (`shown(record)`, default all of it); then
-    `summarize(records)`'s lines. `before_round(number, keep)` runs first in each round."""
+    `summarize(records)`'s lines. `before_round(number, keep)` runs first in each round.
+    The first record says what it ran on (`electra_tf.bench.machine`)."""
+    from electra_tf.bench.machine import machine
+
     records, started = [], set()
 
     def keep(record):
@@ -107,6 +110,7 @@ def interleave(command, impls, rounds: int, *, error_kind: str, summarize, out: 
                 handle.write(json.dumps(record, sort_keys=True) + "\n")
         emit(shown(record) if shown else record)
 
+    keep(machine())
     for number, impl in schedule(impls, rounds):
         if before_round is not None and number not in started:
             started.add(number)

@@ -59,6 +59,7 @@ def test_rounds_interleave_and_ratios_are_paired(tmp_path):
     assert ours["examples_per_s"] == {"median": 31.5, "min": 30.0, "max": 33.0}
     assert ours["peak_rss_mb"] == 150.0 and "keras_hub" not in summary
     assert len(out.read_text().splitlines()) == len(records)
+    assert records[0]["kind"] == "machine" and records[0]["cores"] >= 1  # what it ran on
 
 
 def test_the_pytorch_loop_given_our_batches_trains_on_the_rows_electra_tf_batches():

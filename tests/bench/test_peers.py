@@ -82,9 +82,11 @@ def test_a_failed_run_is_recorded_and_the_finished_ones_are_kept(tmp_path):
     kinds = [r["kind"] for r in records]
     assert (
         kinds
-        == ["matmul_ceiling", "peer_step", "peer_error", "peer_step"] * 2 + ["peers_summary"] * 2
+        == ["machine"]
+        + ["matmul_ceiling", "peer_step", "peer_error", "peer_step"] * 2
+        + ["peers_summary"] * 2
     )
-    assert records[2]["stderr_tail"][-1] == "ValueError: the peer broke"
+    assert records[3]["stderr_tail"][-1] == "ValueError: the peer broke"
     assert [json.loads(line) for line in out.read_text().splitlines()] == records
     step = calls[1]
     assert step[:3] == [sys.executable, "-m", "electra_tf.bench"]
