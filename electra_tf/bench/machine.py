@@ -1,9 +1,10 @@
 """What a benchmark ran on: the CPU and the libraries, as the first record of a comparison.
 
 Ratios against a peer depend on the CPU, not only on the code: on an AMD Zen 5 core, for
-example, MKL's float32 GEMM (PyTorch's) runs at about half the rate of oneDNN's
-(TensorFlow's), on a Zen 4 core the two are closer (docs/results/finetuning.md). So every
-`peers.interleave` comparison starts with `{"kind": "machine", ...}`.
+example, MKL's float32 GEMM (PyTorch's) ran at about half the rate of oneDNN's
+(TensorFlow's), and the same code's ratios were far above those of an earlier machine
+(docs/results/finetuning.md). So every `peers.interleave` comparison starts with
+`{"kind": "machine", ...}`.
 """
 
 from __future__ import annotations
