@@ -93,6 +93,49 @@ def test_int8_stores_int8_weights_and_stays_close(tmp_path):
     assert 0 < np.abs(a - b).max() < 0.05
 
 
+def _op_counts(path) -> dict:
+    """{builtin op name: count} of a flatbuffer's main graph."""
+    from tensorflow.lite.python import schema_py_generated as schema
+
+    model = schema.ModelT.InitFromObj(schema.Model.GetRootAsModel(path.read_bytes(), 0))
+    names = {v: k for k, v in vars(schema.BuiltinOperator).items() if not k.startswith("_")}
+    counts = {}
+    for op in model.subgraphs[0].operators:
+        code = model.operatorCodes[op.opcodeIndex]
+        name = names.get(max(code.builtinCode, code.deprecatedBuiltinCode))
+        counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def test_both_layer_norm_forms_equal_numpy_and_keras():
+    from electra_tf.serving import inference
+
+    layer = tf.keras.layers.LayerNormalization(epsilon=1e-12)
+    x = tf.constant([[1.0, 2.0, 4.0, 9.0], [-3.0, 0.5, 0.5, 2.0]])
+    layer.build(x.shape)
+    layer.gamma.assign([1.0, 2.0, 0.5, -1.0])
+    layer.beta.assign([0.0, 0.1, -0.2, 3.0])
+    centered = x.numpy() - x.numpy().mean(-1, keepdims=True)  # worked by numpy
+    expected = centered / np.sqrt((centered**2).mean(-1, keepdims=True) + 1e-12)
+    expected = expected * layer.gamma.numpy() + layer.beta.numpy()
+    for norm in (inference._layer_norm, inference._layer_norm_lite):
+        np.testing.assert_allclose(norm(x, layer), expected, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(layer(x), expected, rtol=1e-6, atol=1e-6)
+
+
+def test_the_flatbuffer_holds_one_op_fewer_a_layer_norm(tmp_path, monkeypatch):
+    from electra_tf.serving import inference
+
+    model = _model("classification")  # 2 blocks: 5 LayerNorms (embeddings, 2 per block)
+    info = {"kind": "classification"}
+    counts = _op_counts(export_litert(model, info, tmp_path / "a", model_name="m") / "model.tflite")
+    assert counts["RSQRT"] == counts["SQUARED_DIFFERENCE"] == 5 and counts["MEAN"] == 10
+    monkeypatch.setattr(inference, "_layer_norm_lite", inference._layer_norm)  # moments' form
+    before = _op_counts(export_litert(model, info, tmp_path / "b", model_name="m") / "model.tflite")
+    assert before["MUL"] - counts["MUL"] >= 5  # one multiply fewer per LayerNorm
+    assert sum(before.values()) - sum(counts.values()) >= 5
+
+
 def test_kinds_and_settings_litert_cannot_hold_are_refused(tmp_path):
     with pytest.raises(ConfigError, match="folds case and strips accents together"):
         LiteTextModule(_model("classification", strip_accents=False))
