@@ -98,9 +98,9 @@ def _layer_norm(x, layer):
 
 
 def _layer_norm_lite(x, layer):
-    """The same LayerNorm in the form the LiteRT converter lowers to 9 builtin ops (MEAN, SUB,
-    SQUARE, MEAN, ADD, RSQRT, MUL, MUL, ADD) where `_layer_norm`'s moments take 10, with
-    5 of them over every element instead of 6."""
+    """The same LayerNorm in the form the LiteRT converter lowers to 9 builtin ops (MEAN,
+    SQUARED_DIFFERENCE, MEAN, ADD, RSQRT, SUB, MUL, MUL, ADD) where `_layer_norm`'s moments
+    take 10, with 5 of them over every element instead of 6."""
     centered = x - tf.reduce_mean(x, axis=-1, keepdims=True)
     variance = tf.reduce_mean(tf.square(centered), axis=-1, keepdims=True)
     return centered * tf.math.rsqrt(variance + layer.epsilon) * layer.gamma + layer.beta
