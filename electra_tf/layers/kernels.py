@@ -28,6 +28,10 @@ built layer into these subclasses.
 They override `call` only and own no state, so weights, seed generators and
 checkpoints are unchanged. Inside `with keras_kernels():` encoders are built
 with Keras's own pieces instead (`electra-tf bench kernels` times the two).
+
+These forms are TensorFlow's: on the JAX and PyTorch backends (and inside
+`electra_tf.ops.backend.portable()`) the encoder keeps Keras's own layers and
+exact GELU, the same maths (tests/models/test_backends.py holds them equal).
 """
 
 from __future__ import annotations
@@ -37,7 +41,10 @@ import functools
 import os
 
 import keras
-import tensorflow as tf
+
+from electra_tf.ops import backend
+
+tf = backend.tensorflow()
 
 __all__ = [
     "dropout",
@@ -92,8 +99,6 @@ def dropout(inputs, rate: float, seed) -> tf.Tensor:
     return tf.where(keep, inputs * scale, tf.zeros([], inputs.dtype))
 
 
-@keras.saving.register_keras_serializable(package="electra_tf")
-@tf.custom_gradient
 def gelu(x):
     """Exact (erf) GELU, `x * Phi(x)`, with the closed-form gradient `Phi(x) + x * phi(x)`."""
     cdf = 0.5 * tf.math.erfc(x * tf.cast(-0.7071067811865476, x.dtype))
@@ -103,6 +108,16 @@ def gelu(x):
         return upstream * (cdf + x * density)
 
     return x * cdf, grad
+
+
+if tf is not None:
+    gelu = keras.saving.register_keras_serializable(package="electra_tf")(tf.custom_gradient(gelu))
+else:  # no TensorFlow: the name saved models use reads as Keras's exact GELU
+
+    @keras.saving.register_keras_serializable(package="electra_tf", name="gelu")
+    def gelu(x):  # noqa: F811
+        """Exact (erf) GELU, Keras's."""
+        return keras.activations.gelu(x, approximate=False)
 
 
 class FastDropout(keras.layers.Dropout):
@@ -211,7 +226,6 @@ def weight_gradient(x, upstream):
     return tf.matmul(x, upstream, transpose_a=True)
 
 
-@tf.custom_gradient
 def matmul_2d(x, kernel):
     """`x @ kernel` for 2-D tensors, its kernel gradient from `weight_gradient`."""
 
@@ -219,6 +233,10 @@ def matmul_2d(x, kernel):
         return tf.matmul(upstream, kernel, transpose_b=True), weight_gradient(x, upstream)
 
     return tf.matmul(x, kernel), grad
+
+
+if tf is not None:
+    matmul_2d = tf.custom_gradient(matmul_2d)
 
 
 class FastDense(keras.layers.Dense):
@@ -295,9 +313,14 @@ def keras_kernels():
         _ENABLED.pop()
 
 
+def _faster_forms() -> bool:
+    """Whether encoders built now take these forms: TensorFlow, outside `keras_kernels()`."""
+    return _ENABLED[-1] and backend.tensorflow_fast_paths()
+
+
 def gelu_activation():
-    """The encoder's exact GELU: `gelu`, or Keras's own inside `keras_kernels()`."""
-    return gelu if _ENABLED[-1] else "gelu"
+    """The encoder's exact GELU: `gelu`, or Keras's own off TensorFlow or in `keras_kernels()`."""
+    return gelu if _faster_forms() else "gelu"
 
 
 def speed_up(layer) -> int:
@@ -308,7 +331,7 @@ def speed_up(layer) -> int:
     `call`: weights, names and seed generators stay as they are. Inside
     `keras_kernels()` it changes nothing.
     """
-    if not _ENABLED[-1]:
+    if not _faster_forms():
         return 0
     count = 0
     for sublayer in [layer, *layer._flatten_layers(include_self=False)]:

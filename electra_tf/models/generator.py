@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import keras
 import keras_hub
-import tensorflow as tf
 
 from electra_tf.models.encoder import ElectraEncoder
+from electra_tf.ops import backend
 
 
 class _GatheringMaskedLMHead(keras_hub.layers.MaskedLMHead):
@@ -15,10 +15,14 @@ class _GatheringMaskedLMHead(keras_hub.layers.MaskedLMHead):
     Keras's `take_along_axis`, which the original uses, casts the positions to int64,
     broadcasts them over the hidden size and transposes them: an int64 Transpose, which
     oneDNN answers with "oneDNN supports DT_INT64 only on platforms with AVX-512" on
-    every run (on AVX-512 machines too). A batched gather reads the same rows.
+    every run (on AVX-512 machines too). A batched gather reads the same rows. Other
+    backends take keras-hub's own call.
     """
 
     def call(self, inputs, mask_positions):
+        if not backend.tensorflow_fast_paths():
+            return super().call(inputs, mask_positions)
+        tf = backend.tensorflow()
         positions = tf.cast(mask_positions, tf.int32)
         x = tf.gather(inputs, positions, batch_dims=1)  # [B, N, H]
         x = self._intermediate_dense(x)

@@ -10,7 +10,11 @@ gradient exactly.
 
 from __future__ import annotations
 
-import tensorflow as tf
+from keras import ops
+
+from electra_tf.ops import backend, portable
+
+tf = backend.tensorflow()
 
 __all__ = [
     "sparse_softmax_cross_entropy",
@@ -21,12 +25,11 @@ __all__ = [
 ]
 
 
-def weighted_mean_normalizer(weights) -> tf.Tensor:
+def weighted_mean_normalizer(weights):
     """sum(weights) + 1e-6: the reference's denominator on one device."""
-    return tf.reduce_sum(tf.cast(weights, tf.float32)) + 1e-6
+    return ops.sum(ops.cast(weights, "float32")) + 1e-6
 
 
-@tf.custom_gradient
 def _cross_entropy_rows(logits, labels):
     top = tf.stop_gradient(tf.reduce_max(logits, axis=-1))
     mass = tf.exp(logits - top[:, None])
@@ -44,6 +47,10 @@ def _cross_entropy_rows(logits, labels):
         return tf.tensor_scatter_nd_sub(gradient, where, upstream), None
 
     return per_row, grad
+
+
+if tf is not None:
+    _cross_entropy_rows = tf.custom_gradient(_cross_entropy_rows)
 
 
 def sparse_softmax_cross_entropy(logits, labels) -> tf.Tensor:
@@ -68,6 +75,8 @@ def sparse_softmax_cross_entropy(logits, labels) -> tf.Tensor:
     Returns:
         float32 `[...]`, -log softmax(logits)[label].
     """
+    if not backend.tensorflow_fast_paths():
+        return portable.sparse_softmax_cross_entropy(logits, labels)
     logits = tf.convert_to_tensor(logits, tf.float32)
     outer = tf.shape(logits)[:-1]
     flat = tf.reshape(logits, [-1, tf.shape(logits)[-1]])
@@ -87,12 +96,12 @@ def masked_lm_loss(logits, targets, weights, normalizer=None):
     Returns:
         (loss scalar, per-slot cross-entropy float32 `[B, N]`).
     """
-    logits = tf.cast(logits, tf.float32)
-    weights = tf.cast(weights, tf.float32)
+    logits = ops.cast(logits, "float32")
+    weights = ops.cast(weights, "float32")
     per_slot = sparse_softmax_cross_entropy(logits, targets)
     if normalizer is None:
         normalizer = weighted_mean_normalizer(weights)
-    return tf.reduce_sum(per_slot * weights) / normalizer, per_slot
+    return ops.sum(per_slot * weights) / normalizer, per_slot
 
 
 def discriminator_loss(logits, labels, weights, normalizer=None):
@@ -107,14 +116,17 @@ def discriminator_loss(logits, labels, weights, normalizer=None):
     Returns:
         (loss scalar, per-token loss float32 `[B, S]`).
     """
-    logits = tf.cast(logits, tf.float32)
-    weights = tf.cast(weights, tf.float32)
-    per_token = tf.nn.sigmoid_cross_entropy_with_logits(
-        labels=tf.cast(labels, tf.float32), logits=logits
-    )
+    logits = ops.cast(logits, "float32")
+    weights = ops.cast(weights, "float32")
+    if backend.tensorflow_fast_paths():
+        per_token = tf.nn.sigmoid_cross_entropy_with_logits(
+            labels=tf.cast(labels, tf.float32), logits=logits
+        )
+    else:
+        per_token = portable.sigmoid_cross_entropy(labels, logits)
     if normalizer is None:
         normalizer = weighted_mean_normalizer(weights)
-    return tf.reduce_sum(per_token * weights) / normalizer, per_token
+    return ops.sum(per_token * weights) / normalizer, per_token
 
 
 def copy_mixture_loss(vocab_logits, copy_logits, input_ids, target_ids, weights, normalizer=None):

@@ -15,9 +15,9 @@ numbers every step (see `electra_tf.ops.random`). Following ELECTRA_SPEC.md:
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-import tensorflow as tf
+from keras import ops
 
 from electra_tf.ops.sampling import gather_positions, scatter_update
 
@@ -41,13 +41,13 @@ class MaskedBatch(NamedTuple):
         weights: float32 `[B, N]`, 1.0 for a used slot, 0.0 for padding slots.
     """
 
-    masked_ids: tf.Tensor
-    positions: tf.Tensor
-    targets: tf.Tensor
-    weights: tf.Tensor
+    masked_ids: Any
+    positions: Any
+    targets: Any
+    weights: Any
 
 
-def candidate_mask(token_ids, padding_mask, special_ids) -> tf.Tensor:
+def candidate_mask(token_ids, padding_mask, special_ids):
     """Positions that may be masked.
 
     Args:
@@ -58,13 +58,13 @@ def candidate_mask(token_ids, padding_mask, special_ids) -> tf.Tensor:
     Returns:
         bool `[B, S]`.
     """
-    allowed = tf.cast(padding_mask, tf.bool)
+    allowed = ops.cast(padding_mask, "bool")
     for special in special_ids:
-        allowed = tf.logical_and(allowed, tf.not_equal(token_ids, special))
+        allowed = ops.logical_and(allowed, ops.not_equal(token_ids, special))
     return allowed
 
 
-def num_to_mask(padding_mask, candidates, mask_rate: float, max_predictions: int) -> tf.Tensor:
+def num_to_mask(padding_mask, candidates, mask_rate: float, max_predictions: int):
     """k per example: max(1, min(N, round(real_tokens * rate))), at most the candidates.
 
     `round` is TensorFlow's (half to even), as in the reference code.
@@ -72,11 +72,11 @@ def num_to_mask(padding_mask, candidates, mask_rate: float, max_predictions: int
     Returns:
         int32 `[B]`.
     """
-    num_real = tf.reduce_sum(tf.cast(padding_mask, tf.float32), axis=-1)
-    k = tf.cast(tf.round(num_real * mask_rate), tf.int32)
-    k = tf.maximum(1, tf.minimum(max_predictions, k))
-    num_candidates = tf.reduce_sum(tf.cast(candidates, tf.int32), axis=-1)
-    return tf.minimum(k, num_candidates)
+    num_real = ops.sum(ops.cast(padding_mask, "float32"), axis=-1)
+    k = ops.cast(ops.round(num_real * mask_rate), "int32")
+    k = ops.maximum(1, ops.minimum(max_predictions, k))
+    num_candidates = ops.sum(ops.cast(candidates, "int32"), axis=-1)
+    return ops.minimum(k, num_candidates)
 
 
 def select_positions(candidates, k, scores, max_predictions: int):
@@ -94,12 +94,12 @@ def select_positions(candidates, k, scores, max_predictions: int):
         (positions int32 `[B, N]`, weights float32 `[B, N]`); slots past k hold
         position 0 and weight 0. Positions come in decreasing score order.
     """
-    ranked = tf.where(candidates, scores, -1.0)
-    top_scores, positions = tf.math.top_k(ranked, k=max_predictions, sorted=True)
-    slots = tf.range(max_predictions)[None, :]
-    used = tf.logical_and(slots < k[:, None], top_scores > 0.0)
-    positions = tf.where(used, positions, 0)
-    return tf.cast(positions, tf.int32), tf.cast(used, tf.float32)
+    ranked = ops.where(candidates, scores, -1.0)
+    top_scores, positions = ops.top_k(ranked, k=max_predictions, sorted=True)
+    slots = ops.arange(max_predictions)[None, :]
+    used = ops.logical_and(slots < k[:, None], top_scores > 0.0)
+    positions = ops.where(used, positions, 0)
+    return ops.cast(positions, "int32"), ops.cast(used, "float32")
 
 
 def replacement_ids(
@@ -110,7 +110,7 @@ def replacement_ids(
     vocabulary_size: int,
     mask_token_rate: float,
     random_token_rate: float,
-) -> tf.Tensor:
+):
     """What each chosen position shows: [MASK], a random token, or itself.
 
     Args:
@@ -123,9 +123,10 @@ def replacement_ids(
     Returns:
         int32 `[B, N]`.
     """
-    random_tokens = tf.minimum(tf.cast(token_draw * vocabulary_size, tf.int32), vocabulary_size - 1)
-    shown = tf.where(action_draw < mask_token_rate + random_token_rate, random_tokens, targets)
-    return tf.where(action_draw < mask_token_rate, tf.fill(tf.shape(targets), mask_id), shown)
+    random_tokens = ops.cast(token_draw * vocabulary_size, "int32")
+    random_tokens = ops.minimum(random_tokens, vocabulary_size - 1)
+    shown = ops.where(action_draw < mask_token_rate + random_token_rate, random_tokens, targets)
+    return ops.where(action_draw < mask_token_rate, ops.full_like(targets, mask_id), shown)
 
 
 def mask_batch(
@@ -154,11 +155,11 @@ def mask_batch(
     Returns:
         `MaskedBatch`.
     """
-    token_ids = tf.cast(token_ids, tf.int32)
+    token_ids = ops.cast(token_ids, "int32")
     candidates = candidate_mask(token_ids, padding_mask, special_ids)
     k = num_to_mask(padding_mask, candidates, mask_rate, max_predictions)
     positions, weights = select_positions(candidates, k, position_scores, max_predictions)
-    targets = gather_positions(token_ids, positions) * tf.cast(weights, tf.int32)
+    targets = gather_positions(token_ids, positions) * ops.cast(weights, "int32")
     shown = replacement_ids(
         targets,
         action_draw,

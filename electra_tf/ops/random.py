@@ -20,7 +20,9 @@ lie strictly inside (0, 1), so `log(u)` and `log(-log(u))` are finite.
 
 from __future__ import annotations
 
-import tensorflow as tf
+from electra_tf.ops import backend, portable
+
+tf = backend.tensorflow()
 
 __all__ = ["fmix32", "row_keys", "uniform", "bits_to_uniform"]
 
@@ -63,8 +65,10 @@ def row_keys(seed: int, step, stream: int, rows) -> tf.Tensor:
         rows: integer tensor `[R]`, the rows' global indices.
 
     Returns:
-        uint32 tensor `[R]`.
+        uint32 tensor `[R]` (int64 holding 32 bits on PyTorch).
     """
+    if not backend.tensorflow_fast_paths():
+        return portable.row_keys(seed, step, stream, rows)
     step = tf.cast(tf.convert_to_tensor(step), tf.int64)
     h = fmix32(_u32(seed ^ 0x5BD1E995))
     h = _absorb(h, seed >> 32)
@@ -84,6 +88,8 @@ def uniform(keys: tf.Tensor, num_columns: int) -> tf.Tensor:
     Returns:
         float32 tensor `[R, C]`; entry (r, c) depends only on `keys[r]` and c.
     """
+    if not backend.tensorflow_fast_paths():
+        return portable.uniform(keys, num_columns)
     columns = tf.cast(tf.range(num_columns), tf.uint32) * tf.constant(_GOLDEN, tf.uint32)
     return bits_to_uniform(fmix32(tf.bitwise.bitwise_xor(keys[:, None], columns[None, :])))
 

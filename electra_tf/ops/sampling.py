@@ -6,7 +6,9 @@ sequence length, N the number of masked slots, V the vocabulary size.
 
 from __future__ import annotations
 
-import tensorflow as tf
+from electra_tf.ops import backend, portable
+
+tf = backend.tensorflow()
 
 __all__ = [
     "gather_positions",
@@ -29,6 +31,8 @@ def gather_positions(sequence, positions) -> tf.Tensor:
     Returns:
         `[B, N]` or `[B, N, D]`.
     """
+    if not backend.tensorflow_fast_paths():
+        return portable.gather_positions(sequence, positions)
     return tf.gather(sequence, positions, batch_dims=1)
 
 
@@ -47,6 +51,8 @@ def scatter_update(sequence, updates, positions, weights) -> tf.Tensor:
     Returns:
         `[B, S]`.
     """
+    if not backend.tensorflow_fast_paths():
+        return portable.scatter_update(sequence, updates, positions, weights)
     length = tf.shape(sequence)[1]
     num_slots = tf.shape(positions)[1]
     hits = tf.logical_and(
@@ -75,6 +81,8 @@ def gumbel_max_sample(logits, noise_uniform, temperature: float = 1.0, disallow=
     Returns:
         int32 `[...]`.
     """
+    if not backend.tensorflow_fast_paths():
+        return portable.gumbel_max_sample(logits, noise_uniform, temperature, disallow)
     logits = tf.stop_gradient(tf.cast(logits, tf.float32))
     if temperature != 1.0:
         logits = logits / temperature
@@ -145,6 +153,8 @@ def inverse_cdf_sample(logits, uniform, temperature: float = 1.0, disallow=None)
     Returns:
         int32 `[...]`.
     """
+    if not backend.tensorflow_fast_paths():
+        return portable.inverse_cdf_sample(logits, uniform, temperature, disallow)
     logits = tf.stop_gradient(tf.cast(logits, tf.float32))
     outer = tf.shape(logits)[:-1]
     vocabulary = logits.shape[-1]
@@ -183,6 +193,8 @@ def block_argmax(logits):
     Returns:
         int32 `[...]`.
     """
+    if not backend.tensorflow_fast_paths():
+        return portable.block_argmax(logits)
     outer = tf.shape(logits)[:-1]
     vocabulary = logits.shape[-1]
     flat = tf.reshape(logits, [-1, vocabulary])
@@ -208,6 +220,8 @@ def corrupt(token_ids, positions, weights, samples):
     Returns:
         (corrupted_ids int32 `[B, S]`, labels int32 `[B, S]`).
     """
+    if not backend.tensorflow_fast_paths():
+        return portable.corrupt(token_ids, positions, weights, samples)
     token_ids = tf.cast(token_ids, tf.int32)
     corrupted = scatter_update(token_ids, tf.cast(samples, tf.int32), positions, weights)
     labels = tf.cast(tf.not_equal(corrupted, token_ids), tf.int32)

@@ -18,8 +18,11 @@
 from __future__ import annotations
 
 import keras
-import tensorflow as tf
 from keras import ops
+
+from electra_tf.ops import backend
+
+tf = backend.tensorflow()
 
 __all__ = [
     "WarmupLinearDecay",
@@ -153,6 +156,8 @@ class ElectraAdamW(keras.optimizers.AdamW):
             bool scalar: whether the step was finite (and applied). The step counter
             advances either way, so the data and random streams stay aligned with it.
         """
+        if backend.name() != "tensorflow":
+            return self._apply_portable(grads, trainable_variables, loss)
         grads = [
             None if g is None else tf.convert_to_tensor(g)  # IndexedSlices -> dense
             for g in grads
@@ -190,6 +195,30 @@ class ElectraAdamW(keras.optimizers.AdamW):
             self._applied = self._verdict = None
         return finite
 
+    def _apply_portable(self, grads, trainable_variables, loss):
+        """`apply` on JAX and PyTorch: the same clipping and verdict in `keras.ops` (the
+        batch is global there, so there is nothing to sum across replicas)."""
+        present = [g for g in grads if g is not None]
+        if not present:
+            super().apply(grads, trainable_variables)
+            return ops.convert_to_tensor(True)
+        squares = [ops.sum(ops.square(ops.cast(g, "float32"))) for g in present]
+        norm = ops.sqrt(sum(squares[1:], squares[0]))
+        finite = ops.isfinite(norm)
+        if loss is not None:
+            finite = ops.logical_and(finite, ops.isfinite(ops.cast(loss, "float32")))
+        if self.clip_norm > 0:  # tf.clip_by_global_norm's scale
+            scale = self.clip_norm * ops.minimum(1.0 / norm, 1.0 / self.clip_norm)
+            present = [g * ops.cast(scale, g.dtype) for g in present]
+        present = iter([ops.where(finite, g, ops.zeros_like(g)) for g in present])
+        grads = [None if g is None else next(present) for g in grads]
+        self._applied = ops.cast(finite, "float32")
+        try:
+            super().apply(grads, trainable_variables)
+        finally:
+            self._applied = None
+        return finite
+
     def _all_reduce_sum_gradients(self, grads_and_vars):
         # `apply` has already summed the gradients across replicas.
         return list(grads_and_vars)
@@ -225,6 +254,8 @@ class ElectraAdamW(keras.optimizers.AdamW):
 
     def _fused(self, variables) -> bool:
         """Whether the step takes `_backend_update_step`'s loop of fused kernels."""
+        if backend.name() != "tensorflow":
+            return False
         if tf.distribute.has_strategy() or self.gradient_accumulation_steps:
             return False
         return all(_resource(v) is not None for v in variables)
@@ -317,6 +348,8 @@ class ElectraAdamW(keras.optimizers.AdamW):
 
 def _resource(variable):
     """The resource handle of a plain (not distributed) TensorFlow variable, else None."""
+    if backend.name() != "tensorflow":
+        return None
     if isinstance(variable, keras.Variable):
         variable = variable.value
     if isinstance(variable, tf.distribute.DistributedValues) or not hasattr(variable, "handle"):

@@ -3,23 +3,25 @@
 from __future__ import annotations
 
 import keras
-import tensorflow as tf
+from keras import ops
 
 from electra_tf.config import ElectraConfig, load_recipe
 from electra_tf.models.discriminator import ElectraDiscriminator
 from electra_tf.models.encoder import ElectraEncoder
 from electra_tf.models.generator import ElectraGenerator
+from electra_tf.ops import backend
 from electra_tf.pretraining.distribute import distributed_fit, is_multi_worker
 from electra_tf.pretraining.objectives import StepContext, make_objective
 from electra_tf.pretraining.optimizer import ElectraAdamW, build_optimizer
+from electra_tf.pretraining.portable_step import _EVAL_SEED_OFFSET, PortableSteps
+
+tf = backend.tensorflow()
 
 __all__ = ["ElectraPretrainer"]
 
-_EVAL_SEED_OFFSET = 0x5EED_E7A1  # evaluation draws come from streams training never uses
-
 
 @keras.saving.register_keras_serializable(package="electra_tf")
-class ElectraPretrainer(keras.Model):
+class ElectraPretrainer(PortableSteps, keras.Model):
     """Joint generator/discriminator pre-training, driven by `fit`.
 
     Construct it inside `strategy.scope()`: both sub-models are built in the
@@ -137,22 +139,22 @@ class ElectraPretrainer(keras.Model):
             m = output.mlm
             if "mlm_loss" in t and "cross_entropy" in m:
                 t["mlm_loss"].update_state(m["cross_entropy"], sample_weight=m["weights"])
-                correct = tf.cast(tf.equal(m["predictions"], m["targets"]), tf.float32)
+                correct = ops.cast(ops.equal(m["predictions"], m["targets"]), "float32")
                 t["mlm_accuracy"].update_state(correct, sample_weight=m["weights"])
             if "sampled_accuracy" in t and "samples" in m:
-                same = tf.cast(tf.equal(m["samples"], m["targets"]), tf.float32)
+                same = ops.cast(ops.equal(m["samples"], m["targets"]), "float32")
                 t["sampled_accuracy"].update_state(same, sample_weight=m["weights"])
         if output.discriminator is not None and "disc_loss" in t:
             d = output.discriminator
             labels, weights = d["labels"], d["weights"]
             t["disc_loss"].update_state(d["losses"], sample_weight=weights)
-            predicted = tf.cast(d["logits"] > 0.0, labels.dtype)
-            correct = tf.cast(tf.equal(predicted, labels), tf.float32)
+            predicted = ops.cast(d["logits"] > 0.0, labels.dtype)
+            correct = ops.cast(ops.equal(predicted, labels), "float32")
             t["disc_accuracy"].update_state(correct, sample_weight=weights)
-            probabilities = tf.sigmoid(d["logits"])
+            probabilities = ops.sigmoid(d["logits"])
             for name in ("disc_precision", "disc_recall", "disc_auc"):
                 t[name].update_state(labels, probabilities, sample_weight=weights)
-            t["replaced_fraction"].update_state(tf.cast(labels, tf.float32), sample_weight=weights)
+            t["replaced_fraction"].update_state(ops.cast(labels, "float32"), sample_weight=weights)
         for name, (value, weight) in output.extra.items():
             if name not in t:
                 continue
@@ -168,6 +170,9 @@ class ElectraPretrainer(keras.Model):
         return data
 
     def _context(self, batch, seed, step) -> StepContext:
+        if backend.name() != "tensorflow":  # the whole batch, sharded by keras.distribution
+            local_batch = ops.shape(batch["token_ids"])[0]
+            return StepContext(seed, step, ops.arange(local_batch, dtype="int32"), 1)
         replica = tf.distribute.get_replica_context()
         num_replicas = replica.num_replicas_in_sync if replica is not None else 1
         replica_id = replica.replica_id_in_sync_group if replica is not None else 0
@@ -184,7 +189,10 @@ class ElectraPretrainer(keras.Model):
             loss_scale=loss_scale,
         )
 
-    def train_step(self, data):
+    def train_step(self, *args):
+        if backend.name() != "tensorflow":
+            return self.portable_train_step(*args)
+        (data,) = args
         batch = self._as_batch(data)
         context = self._context(batch, self.config.train.seed, self.optimizer.iterations)
         learning_rate = self.optimizer.learning_rate
@@ -207,7 +215,10 @@ class ElectraPretrainer(keras.Model):
         logs["step_loss"] = tf.cast(output.loss, tf.float32) * float(context.num_replicas)
         return logs
 
-    def test_step(self, data):
+    def test_step(self, *args):
+        if backend.name() != "tensorflow":
+            return self.portable_test_step(*args)
+        (data,) = args
         batch = self._as_batch(data)
         step = tf.identity(self._eval_counter.value)
         self._eval_counter.assign_add(1)
@@ -234,7 +245,7 @@ class ElectraPretrainer(keras.Model):
         `strategy.run` loop with the same callbacks. Other arguments
         (validation, class weights) are not available in that mode.
         """
-        if is_multi_worker(self.distribute_strategy):
+        if backend.name() == "tensorflow" and is_multi_worker(self.distribute_strategy):
             callbacks = list(callbacks or []) + self.objective.callbacks()
             if y is not None or any(v is not None for v in kwargs.values()):
                 raise ValueError(
@@ -291,7 +302,9 @@ class ElectraPretrainer(keras.Model):
         xla = train.jit_compile if jit_compile in (None, "auto") else bool(jit_compile)
         self.objective.jit_compile = xla
         self.objective.reset_compiled()
-        super().compile(optimizer=optimizer, jit_compile=False, **kwargs)
+        # JAX runs the whole step as one XLA program (op by op, each op is compiled alone).
+        whole_step = backend.name() == "jax"
+        super().compile(optimizer=optimizer, jit_compile=whole_step, **kwargs)
         self.optimizer.build(self.trainable_variables)
 
     def get_compile_config(self):

@@ -15,6 +15,8 @@ They share masking (`Objective.mask`), sampling and the loss functions
 (`electra_tf.ops`), and each reports its Appendix-E `train_flops`.
 """
 
+import keras
+
 from electra_tf.pretraining.objectives.adversarial import AdversarialObjective
 from electra_tf.pretraining.objectives.all_tokens_mlm import AllTokensMlmObjective
 from electra_tf.pretraining.objectives.base import Objective, StepContext, StepOutput, Streams
@@ -64,7 +66,15 @@ def make_objective(config, generator, discriminator) -> Objective:
         raise ConfigError(
             f"Unknown objective.name {name!r}: choose one of {', '.join(sorted(OBJECTIVES))}."
         )
-    return OBJECTIVES[name](config, generator, discriminator)
+    objective = OBJECTIVES[name]
+    backend = keras.config.backend()
+    if backend != "tensorflow" and not objective.portable:
+        portable = ", ".join(sorted(n for n, c in OBJECTIVES.items() if c.portable))
+        raise ConfigError(
+            f"objective.name={name!r} trains on the TensorFlow backend only for now; on "
+            f"{backend} choose one of {portable}, or set KERAS_BACKEND=tensorflow."
+        )
+    return objective(config, generator, discriminator)
 
 
 __all__ = [

@@ -54,6 +54,7 @@ class AdversarialObjective(ElectraObjective):
     """ELECTRA whose generator maximises the discriminator's loss by REINFORCE."""
 
     name = "adversarial"
+    portable = False  # TensorFlow only for now (tf ops or per-pass variable sets)
     extra_metrics = ("reward", "baseline_loss")
 
     def build_layers(self) -> dict:

@@ -27,6 +27,7 @@ class AllTokensMlmObjective(ElectraObjective):
     """Predict every original token from the corrupted sequence, with a copy mixture."""
 
     name = "all_tokens_mlm"
+    portable = False  # TensorFlow only for now (tf ops or per-pass variable sets)
     reports = ("mlm", "sampling")
     extra_metrics = ("all_tokens_loss", "all_tokens_accuracy", "copy_probability")
 

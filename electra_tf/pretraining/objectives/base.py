@@ -15,9 +15,11 @@ import contextlib
 import dataclasses
 from typing import Any
 
-import tensorflow as tf
+from keras import ops
 
-from electra_tf.ops import losses, masking, random, sampling
+from electra_tf.ops import backend, losses, masking, random, sampling
+
+tf = backend.tensorflow()
 
 __all__ = ["Streams", "StepContext", "StepOutput", "Objective"]
 
@@ -46,27 +48,33 @@ class StepContext:
     """
 
     seed: int
-    step: tf.Tensor
-    example_index: tf.Tensor
+    step: Any
+    example_index: Any
     num_replicas: int
     loss_scale: Any = 1.0
 
-    def uniform(self, stream: int, num_columns: int, rows_per_example: int = 1) -> tf.Tensor:
+    def uniform(self, stream: int, num_columns: int, rows_per_example: int = 1):
         """Uniforms `[B * rows_per_example, C]` for one stream of this step."""
         rows = self.example_index
         if rows_per_example > 1:
-            rows = rows[:, None] * rows_per_example + tf.range(rows_per_example)[None, :]
-            rows = tf.reshape(rows, [-1])
+            rows = rows[:, None] * rows_per_example + ops.arange(rows_per_example)[None, :]
+            rows = ops.reshape(rows, (-1,))
         keys = random.row_keys(self.seed, self.step, stream, rows)
         return random.uniform(keys, num_columns)
 
-    def normalizer(self, weights) -> tf.Tensor:
+    def normalizer(self, weights):
         """The global sum of `weights` over all replicas (plus 1e-6): a loss's denominator."""
-        return self.global_sum(tf.reduce_sum(weights)) + 1e-6
+        return self.global_sum(ops.sum(weights)) + 1e-6
 
-    def global_sum(self, value) -> tf.Tensor:
-        """Sum of a scalar over all replicas (the value itself on one replica)."""
-        value = tf.cast(value, tf.float32)
+    def global_sum(self, value):
+        """Sum of a scalar over all replicas (the value itself on one replica).
+
+        On JAX and PyTorch the step sees the whole batch (JAX shards it by
+        `keras.distribution`, with global sums), so the value is already global.
+        """
+        value = ops.cast(value, "float32")
+        if backend.name() != "tensorflow":
+            return value
         context = tf.distribute.get_replica_context()
         if context is None or context.num_replicas_in_sync == 1:
             return value
@@ -88,7 +96,7 @@ class StepOutput:
         extra: objective-specific scalars to log (name -> (value, weight)).
     """
 
-    loss: tf.Tensor
+    loss: Any
     gradients: dict | None = None
     mlm: dict | None = None
     discriminator: dict | None = None
@@ -112,6 +120,9 @@ class Objective:
     reports = ("mlm", "sampling", "discriminator")
     #: names of objective-specific mean metrics, fed through `StepOutput.extra`.
     extra_metrics: tuple = ()
+    #: whether the objective is written in keras.ops and trains every variable of both
+    #: models, so that the JAX and PyTorch steps (one loss, one gradient) can run it.
+    portable = False
 
     def __init__(self, config, generator, discriminator):
         self.config = config
@@ -175,6 +186,11 @@ class Objective:
         if not with_gradients:
             loss, outputs = forward(contextlib.nullcontext)
             return weight * loss, outputs, []
+        if backend.name() != "tensorflow":
+            raise ValueError(
+                "Objective passes differentiate on TensorFlow only; on JAX and PyTorch "
+                "ElectraPretrainer's step differentiates the whole objective."
+            )
         with tf.GradientTape() as tape:
             loss, outputs = forward(tape.stop_recording)
             weighted = weight * loss
@@ -192,7 +208,7 @@ class Objective:
 
         def forward(paused):
             del paused
-            logits = tf.cast(model(inputs, training=training), tf.float32)
+            logits = ops.cast(model(inputs, training=training), "float32")
             loss, per_slot = losses.masked_lm_loss(logits, targets, weights, normalizer)
             return loss, (logits, per_slot)
 
@@ -240,7 +256,7 @@ class Objective:
 
         def forward(paused):
             del paused
-            logits = tf.cast(self.discriminator(inputs, training=training), tf.float32)
+            logits = ops.cast(self.discriminator(inputs, training=training), "float32")
             loss, per_token = losses.discriminator_loss(logits, labels, token_weights, normalizer)
             return loss, (logits, per_token)
 
@@ -256,7 +272,13 @@ class Objective:
             with_gradients: whether the gradients are collected.
             **reports: `mlm`, `discriminator` and `extra`, as `StepOutput` takes them.
         """
-        loss = tf.add_n([weighted for _, weighted, _ in passes])
+        weighted = [weighted for _, weighted, _ in passes]
+        if backend.name() == "tensorflow":
+            loss = tf.add_n(weighted)
+        else:
+            loss = weighted[0]
+            for other in weighted[1:]:
+                loss = loss + other
         gradients = None
         if with_gradients:
             gradients = {}
@@ -305,7 +327,7 @@ class Objective:
         """Dynamic masking of `batch["token_ids"]` with this step's random draws."""
         objective = self.config.objective
         token_ids = batch["token_ids"]
-        length = token_ids.shape[1] or tf.shape(token_ids)[1]
+        length = token_ids.shape[1] or ops.shape(token_ids)[1]
         n = self.num_predictions
         return masking.mask_batch(
             token_ids,
@@ -331,8 +353,9 @@ class Objective:
         self._compiled = {}
 
     def compiled(self, function):
-        """`function` as a `tf.function`, XLA-compiled when `jit_compile` is on."""
-        if not self.jit_compile:
+        """`function` as a `tf.function`, XLA-compiled when `jit_compile` is on (TensorFlow;
+        on JAX the whole step is compiled by Keras)."""
+        if not self.jit_compile or backend.name() != "tensorflow":
             return function
         key = function.__name__
         if key not in self._compiled:
@@ -345,7 +368,7 @@ class Objective:
         for variable, gradient in zip(variables, gradients, strict=True):
             if gradient is None:
                 continue
-            if isinstance(gradient, tf.IndexedSlices):
+            if tf is not None and isinstance(gradient, tf.IndexedSlices):
                 gradient = tf.convert_to_tensor(gradient)
             key = id(variable)
             total[key] = gradient if key not in total else total[key] + gradient

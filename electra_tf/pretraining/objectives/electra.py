@@ -19,7 +19,7 @@ the two passes can be compiled (`jit_compile`).
 
 from __future__ import annotations
 
-import tensorflow as tf
+from keras import ops
 
 from electra_tf.ops import sampling
 from electra_tf.pretraining import flops
@@ -33,6 +33,7 @@ class ElectraObjective(Objective):
 
     name = "electra"
     reports = ("mlm", "sampling", "discriminator")
+    portable = True  # written in keras.ops: trains on JAX and PyTorch too
 
     @staticmethod
     def train_flops(config) -> float:
@@ -76,14 +77,14 @@ class ElectraObjective(Objective):
             noise = context.uniform(Streams.GUMBEL, vocabulary, rows_per_example=n)
             return sampling.gumbel_max_sample(
                 logits,
-                tf.reshape(noise, tf.shape(logits)),
+                ops.reshape(noise, ops.shape(logits)),
                 temperature=objective.temperature,
                 disallow=disallow,
             )
         uniform = context.uniform(Streams.GUMBEL, 1, rows_per_example=n)
         return sampling.inverse_cdf_sample(
             logits,
-            tf.reshape(uniform, tf.shape(logits)[:-1]),
+            ops.reshape(uniform, ops.shape(logits)[:-1]),
             temperature=objective.temperature,
             disallow=disallow,
         )
@@ -115,14 +116,14 @@ class ElectraObjective(Objective):
         if not sample:
             return generator, self.mlm_report(per_slot, masked, logits), None, None
         samples = self.sample(logits, masked, context)
-        token_ids = tf.cast(batch["token_ids"], tf.int32)
+        token_ids = ops.cast(batch["token_ids"], "int32")
         corrupted, labels = sampling.corrupt(token_ids, masked.positions, masked.weights, samples)
         return generator, self.mlm_report(per_slot, masked, logits, samples), corrupted, labels
 
     def discriminator_weights(self, padding_mask, masked):
         """Float32 `[B, S]` weights of the discriminator loss: every real token."""
         del masked
-        return tf.cast(padding_mask, tf.float32)
+        return ops.cast(padding_mask, "float32")
 
     def detect(self, batch, masked, corrupted, labels, context, training, with_gradients):
         """Detection pass on the corrupted batch.

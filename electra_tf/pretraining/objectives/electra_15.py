@@ -9,7 +9,7 @@ is what makes ELECTRA efficient.
 
 from __future__ import annotations
 
-import tensorflow as tf
+from keras import ops
 
 from electra_tf.ops import sampling
 from electra_tf.pretraining.objectives.electra import ElectraObjective
@@ -24,6 +24,5 @@ class Electra15Objective(ElectraObjective):
 
     def discriminator_weights(self, padding_mask, masked):
         """1.0 at the used masked positions, 0 elsewhere (`[B, S]`)."""
-        shape = tf.shape(padding_mask)
-        zeros = tf.zeros(shape, tf.float32)
+        zeros = ops.zeros(ops.shape(padding_mask), "float32")
         return sampling.scatter_update(zeros, masked.weights, masked.positions, masked.weights)

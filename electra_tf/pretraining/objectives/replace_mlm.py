@@ -23,6 +23,7 @@ class ReplaceMlmObjective(ElectraObjective):
     """Generator samples in, original tokens out, at the masked positions."""
 
     name = "replace_mlm"
+    portable = False  # TensorFlow only for now (tf ops or per-pass variable sets)
     reports = ("mlm", "sampling")
     extra_metrics = ("disc_mlm_loss", "disc_mlm_accuracy")
 

@@ -29,6 +29,7 @@ class TwoStageObjective(ElectraObjective):
     """Generator-only MLM, then discriminator-only replaced-token detection."""
 
     name = "two_stage"
+    portable = False  # TensorFlow only for now (tf ops or per-pass variable sets)
 
     def __init__(self, config, generator, discriminator):
         super().__init__(config, generator, discriminator)

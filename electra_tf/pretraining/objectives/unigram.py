@@ -69,6 +69,7 @@ class UnigramObjective(ElectraObjective):
     """Replaced-token detection against a unigram "generator"."""
 
     name = "unigram"
+    portable = False  # TensorFlow only for now (tf ops or per-pass variable sets)
     reports = ("sampling", "discriminator")
 
     def __init__(self, config, generator, discriminator):

@@ -1,0 +1,205 @@
+"""The pre-training step on JAX and PyTorch: one loss, one gradient, the same objective.
+
+On TensorFlow, `ElectraPretrainer.train_step` differentiates the generator and the
+discriminator passes separately (each under its own tape, so the sampling between
+them stays out of XLA). On JAX and PyTorch the objective runs forward only and the
+step differentiates its total loss once: since no gradient flows through the
+sampling (integer ids, under `stop_gradient`), the gradient of the sum is the sum
+of the two passes' gradients, so the update is the same (tests/pretraining/
+test_backends.py holds the losses and gradients equal within 1e-5).
+
+- JAX: Keras's stateless step, `train_step(state, data) -> (logs, state)`. The
+  objective, the optimizer and the metrics run inside `keras.StatelessScope`, which
+  maps every variable to its value in `state` and collects what was assigned
+  (dropout's seed states, the optimizer's moments, the metrics' totals). The
+  random draws are a pure function of `(seed, step, example)` (`electra_tf.ops.random`),
+  so they need no state. Under `keras.distribution.DataParallel` the batch is sharded
+  and sums over it are global, so the step is written for the whole batch.
+- PyTorch: Keras's pattern for torch, `loss.backward()` then `optimizer.apply`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import keras
+from keras import ops
+
+from electra_tf.ops import backend
+from electra_tf.pretraining.objectives.base import StepOutput
+
+__all__ = ["PortableSteps"]
+
+_EVAL_SEED_OFFSET = 0x5EED_E7A1  # evaluation draws come from streams training never uses
+
+
+def _values_after(scope, variables, before):
+    """The values `scope` assigned to `variables`, or their values `before` where none."""
+    after = []
+    for variable, old in zip(variables, before, strict=True):
+        new = scope.get_current_value(variable)
+        after.append(old if new is None else new)
+    return after
+
+
+def _finite_verdict(loss, grads):
+    """Whether the step's loss and global gradient norm are finite (float32 1.0 or 0.0)."""
+    squares = [ops.sum(ops.square(ops.cast(g, "float32"))) for g in grads if g is not None]
+    norm = ops.sqrt(sum(squares[1:], squares[0])) if squares else ops.convert_to_tensor(0.0)
+    finite = ops.logical_and(ops.isfinite(norm), ops.isfinite(ops.cast(loss, "float32")))
+    return ops.cast(finite, "float32")
+
+
+class PortableSteps:
+    """`ElectraPretrainer`'s train and test steps for the JAX and PyTorch backends."""
+
+    def _check_portable(self):
+        if not getattr(self.objective, "portable", False):
+            raise ValueError(
+                f"objective {self.objective.name!r} trains on the TensorFlow backend only."
+            )
+
+    def _step_logs(self, output, learning_rate, finite):
+        logs = self._update_metrics(output, 1)
+        logs["learning_rate"] = ops.cast(learning_rate, "float32")
+        logs["nonfinite"] = 1.0 - ops.cast(finite, "float32")
+        logs["step_loss"] = ops.cast(output.loss, "float32")
+        return logs
+
+    # Training ----------------------------------------------------------------------------------
+
+    def portable_train_step(self, *args):
+        """Keras's JAX (`state, data`) or PyTorch (`data`) train step for this backend."""
+        self._check_portable()
+        if backend.name() == "jax":
+            return self._jax_train_step(*args)
+        return self._torch_train_step(*args)
+
+    def _jax_loss_and_gradients(self, trainable, non_trainable, optimizer_values, batch, training):
+        """(loss, `StepOutput`'s fields as a dict, gradients of `trainable`, updated
+        non-trainable values) on JAX: pytrees, so that it can be jitted.
+
+        The objective runs inside a `StatelessScope` mapping the model's and the
+        optimizer's variables to the given values (the step counter among them).
+        """
+        import jax
+
+        def loss_and_updates(trainable_values):
+            mapping = [
+                *zip(self.trainable_variables, trainable_values, strict=True),
+                *zip(self.non_trainable_variables, non_trainable, strict=True),
+                *zip(self.optimizer.variables, optimizer_values, strict=True),
+            ]
+            with keras.StatelessScope(state_mapping=mapping) as scope:
+                step = ops.convert_to_tensor(self.optimizer.iterations)
+                context = self._context(batch, self.config.train.seed, step)
+                output = self.objective(batch, context, training=training, with_gradients=False)
+            updated = _values_after(scope, self.non_trainable_variables, non_trainable)
+            # JAX carries pytrees out of a transformation: the output's fields, not the object.
+            return output.loss, (dataclasses.asdict(output), updated)
+
+        grad_fn = jax.value_and_grad(loss_and_updates, has_aux=True)
+        (loss, (fields, non_trainable)), grads = grad_fn(trainable)
+        return loss, fields, grads, non_trainable
+
+    def _jax_train_step(self, state, data):
+        trainable, non_trainable, optimizer_values, metric_values = state
+        loss, fields, grads, non_trainable = self._jax_loss_and_gradients(
+            trainable, non_trainable, optimizer_values, self._as_batch(data), training=True
+        )
+        output = StepOutput(**fields)
+        finite = _finite_verdict(loss, grads)
+        mapping = list(zip(self.optimizer.variables, optimizer_values, strict=True))
+        with keras.StatelessScope(state_mapping=mapping):
+            learning_rate = ops.convert_to_tensor(self.optimizer.learning_rate)
+        trainable, optimizer_values = self.optimizer.stateless_apply(
+            optimizer_values, grads, trainable
+        )
+        mapping = list(zip(self.metrics_variables, metric_values, strict=True))
+        with keras.StatelessScope(state_mapping=mapping) as scope:
+            logs = self._step_logs(output, learning_rate, finite)
+        metric_values = _values_after(scope, self.metrics_variables, metric_values)
+        return logs, (trainable, non_trainable, optimizer_values, metric_values)
+
+    def _torch_loss_and_gradients(self, batch, training):
+        """(`StepOutput`, gradients of the trainable variables) on PyTorch."""
+        self.zero_grad()
+        step = ops.convert_to_tensor(self.optimizer.iterations)
+        context = self._context(batch, self.config.train.seed, step)
+        output = self.objective(batch, context, training=training, with_gradients=False)
+        output.loss.backward()
+        return output, [v.value.grad for v in self.trainable_variables]
+
+    def loss_and_gradients(self, batch, training=False):
+        """The objective's total loss, its `StepOutput` and the gradients of the trainable
+        variables (in `trainable_variables` order; zeros where a variable gets none), on
+        this backend, at the optimizer's current step, without applying them.
+
+        For tests and checks across backends: TensorFlow differentiates the objective's
+        passes (its step), JAX and PyTorch the total loss (theirs).
+        """
+        name = backend.name()
+        variables = self.trainable_variables
+        if name == "jax":
+            import jax
+
+            compiled = jax.jit(self._jax_loss_and_gradients, static_argnames="training")
+            loss, fields, grads, _ = compiled(
+                [v.value for v in variables],
+                [v.value for v in self.non_trainable_variables],
+                [v.value for v in self.optimizer.variables],
+                batch,
+                training=training,
+            )
+            output = StepOutput(**fields)
+        elif name == "torch":
+            output, grads = self._torch_loss_and_gradients(batch, training)
+        else:
+            step = self.optimizer.iterations
+            context = self._context(batch, self.config.train.seed, step)
+            output = self.objective(batch, context, training=training, with_gradients=True)
+            grads = [output.gradients.get(id(v)) for v in variables]
+        pairs = zip(grads, variables, strict=True)
+        grads = [ops.zeros_like(v) if g is None else g for g, v in pairs]
+        return output.loss, output, grads
+
+    def _torch_train_step(self, data):
+        import torch
+
+        learning_rate = ops.convert_to_tensor(self.optimizer.learning_rate)
+        output, grads = self._torch_loss_and_gradients(self._as_batch(data), training=True)
+        finite = _finite_verdict(output.loss, grads)
+        with torch.no_grad():
+            self.optimizer.apply(grads, self.trainable_variables)
+        return self._step_logs(output, learning_rate, finite)
+
+    # Evaluation --------------------------------------------------------------------------------
+
+    def portable_test_step(self, *args):
+        """Keras's JAX (`state, data`) or PyTorch (`data`) test step for this backend."""
+        self._check_portable()
+        if backend.name() == "jax":
+            return self._jax_test_step(*args)
+        batch = self._as_batch(args[0])
+        output = self._evaluation_output(batch)
+        return self._update_metrics(output, 1)
+
+    def _evaluation_output(self, batch):
+        step = ops.convert_to_tensor(self._eval_counter)
+        self._eval_counter.assign(step + 1)
+        context = self._context(batch, self.config.train.seed + _EVAL_SEED_OFFSET, step)
+        return self.objective(batch, context, training=False, with_gradients=False)
+
+    def _jax_test_step(self, state, data):
+        trainable, non_trainable, metric_values = state
+        mapping = [
+            *zip(self.trainable_variables, trainable, strict=True),
+            *zip(self.non_trainable_variables, non_trainable, strict=True),
+            *zip(self.metrics_variables, metric_values, strict=True),
+        ]
+        with keras.StatelessScope(state_mapping=mapping) as scope:
+            output = self._evaluation_output(self._as_batch(data))
+            logs = self._update_metrics(output, 1)
+        non_trainable = _values_after(scope, self.non_trainable_variables, non_trainable)
+        metric_values = _values_after(scope, self.metrics_variables, metric_values)
+        return logs, (trainable, non_trainable, metric_values)
