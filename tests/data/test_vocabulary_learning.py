@@ -99,15 +99,13 @@ def test_the_learner_option_switches_and_is_recorded(tmp_path):
     with pytest.raises(VocabularyError, match="Unknown vocabulary learner 'bpe'"):
         learn_vocabulary(CORPUS, vocabulary_size=60, learner="bpe")
     corpus = tmp_path / "corpus.txt"
-    corpus.write_text("\n\n".join(CORPUS[:8]) + "\n")
+    corpus.write_text("\n\n".join(CORPUS) + "\n")  # a sentence per document
     out = tmp_path / "data"
     options = dict(vocabulary_size=60, sequence_length=16, progress=False)
     prepare_corpus([TextSource([str(corpus)])], out, vocab_learner="tf-text", **options)
     report = json.loads((out / "prepare_report.json").read_text())
     assert report["vocabulary"]["learner"] == "tf-text"
-    assert read_vocabulary(out / "vocab.txt") == learn_vocabulary(
-        [line for line in CORPUS[:8]], vocabulary_size=60, learner="tf-text"
-    )
+    assert read_vocabulary(out / "vocab.txt") == slow
     with pytest.raises(CorpusError, match="Unknown --vocab-learner 'bpe'"):
         prepare_corpus([TextSource([str(corpus)])], tmp_path / "other", vocab_learner="bpe")
     assert not (tmp_path / "other").exists()
@@ -120,3 +118,15 @@ def test_cli_refuses_a_learner_with_a_given_vocabulary(tmp_path, capsys):
     assert "--vocab-learner applies to a learned vocabulary only" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main([*argv, "--vocab-learner", "bpe"])
+
+
+def test_the_alphabet_keeps_the_most_frequent_characters(monkeypatch):
+    """Past MAX_CHARACTERS the rarest characters go (ties by code point) and split words."""
+    from electra_tf.data import vocabulary_learners
+
+    monkeypatch.setattr(vocabulary_learners, "MAX_CHARACTERS", 5)
+    tokens = train_wordpiece([["aaaa bbb cc d e", "aaab zz xdx"]], 30, ["[PAD]"])
+    # counts a 7, b 4, then c d x z 2 each (by code point: z is the one left out), e 1
+    assert tokens[:11] == ["[PAD]", "a", "b", "c", "d", "x", "##a", "##b", "##c", "##d", "##x"]
+    assert not any("z" in t or "e" in t for t in tokens)
+    assert {"aaab", "xdx"} <= set(tokens)
