@@ -70,6 +70,13 @@ def _add_output_flags(parser) -> None:
         "--vocab-size", type=int, default=8192, help="size of a learned vocabulary (default 8192)"
     )
     parser.add_argument(
+        "--vocab-learner",
+        choices=["tokenizers", "tf-text"],
+        default=None,
+        help="how a vocabulary is learned: tokenizers (Hugging Face's WordPiece trainer, "
+        "seconds; the default) or tf-text (tensorflow-text's Python learner, minutes)",
+    )
+    parser.add_argument(
         "--no-lower-case",
         action="store_true",
         help="keep case (for cased vocabularies); also keeps accents unless --strip-accents "
@@ -133,6 +140,10 @@ def run(args) -> int:
         raise CorpusError("--workers must be 0 (one per core) or more, --chunk-bytes 1 or more.")
     if args.beam_options is not None and args.runner != "beam":
         raise CorpusError("--beam-options applies to --runner beam only; add --runner beam.")
+    if args.vocab_learner is not None and args.vocab_file:
+        raise CorpusError(
+            "--vocab-learner applies to a learned vocabulary only; drop it or --vocab-file."
+        )
 
     vocab_file, lower_case = args.vocab_file, None
     if vocab_file:
@@ -169,6 +180,7 @@ def run(args) -> int:
         chunk_bytes=args.chunk_bytes or CHUNK_BYTES,
         runner=args.runner,
         beam_options=shlex.split(args.beam_options or ""),
+        vocab_learner=args.vocab_learner or "tokenizers",
     )
     for note in result.stats.notes:
         print(f"electra-tf prepare: note: {note}", file=sys.stderr)

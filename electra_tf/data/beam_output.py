@@ -38,6 +38,7 @@ from electra_tf.data.prepare_parts import (
     UNIGRAM_FILE,
     PrepareResult,
     UnigramSum,
+    learned_vocabulary,
     prepare_manifest,
     prepare_report,
 )
@@ -45,7 +46,6 @@ from electra_tf.data.remote_files import check_writable, join, list_objects, wri
 from electra_tf.data.shards import SHARD_PATTERN
 from electra_tf.data.tfrecords import MANIFEST, POINTER, VERSIONS
 from electra_tf.data.vocabulary import read_vocabulary
-from electra_tf.data.vocabulary_sample import VOCAB_SAMPLE_BYTES
 from electra_tf.data.workers import ChunkFailed, Ledger
 
 __all__ = ["prepare_version", "new_version"]
@@ -99,7 +99,7 @@ def _vocabulary(sources, folder: str, plan) -> tuple[list, dict]:
     if plan.vocab_file:
         return read_vocabulary(plan.vocab_file), {"file": plan.vocab_file}
     tokens, counted = learn_on_beam(sources, folder, plan)
-    return tokens, {"learned_from_sentences": counted, "sample_bytes": VOCAB_SAMPLE_BYTES}
+    return tokens, learned_vocabulary(plan, counted)
 
 
 def _prepare_into(sources, folder: str, plan) -> PrepareResult:

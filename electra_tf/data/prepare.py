@@ -2,10 +2,11 @@
 
 `prepare_corpus(sources, output_dir, ...)` is what `electra-tf prepare` runs:
 
-1. the vocabulary: a given vocab.txt (checked), or one learned with tensorflow-text's
-   WordPiece learner from a sample of the corpus: at most `VOCAB_SAMPLE_BYTES` (64 MB)
-   from 64 places spread evenly over the input, and at most `vocab_sentences` sentences
-   of it, so its time does not grow with the corpus;
+1. the vocabulary: a given vocab.txt (checked), or one learned with `tokenizers`'
+   WordPiece trainer (`vocab_learner="tf-text"`: tensorflow-text's learner) from a
+   sample of the corpus: at most `VOCAB_SAMPLE_BYTES` (64 MB) from 64 places spread
+   evenly over the input, and at most `vocab_sentences` sentences of it, so its time
+   does not grow with the corpus;
 2. the input is cut into chunks of whole documents (`electra_tf.data.chunks`), the
    same cuts for any number of workers; `workers` processes (or this one) turn each
    chunk into packed examples (`chunk_work.ChunkWork`: documents, sentences, graph
@@ -53,12 +54,14 @@ from electra_tf.data.prepare_parts import (
     Plan,
     PrepareResult,
     UnigramSum,
+    learned_vocabulary,
     prepare_manifest,
     prepare_report,
 )
 from electra_tf.data.remote_files import is_remote, refusal
 from electra_tf.data.shards import SHARD_PATTERN, ShardWriter
 from electra_tf.data.vocabulary import (
+    LEARNERS,
     read_vocabulary,
     write_vocabulary,
 )
@@ -106,6 +109,14 @@ def default_workers(sources, chunk_bytes: int = CHUNK_BYTES) -> int:
     return max(1, min(available_cores(), estimate // (chunk_bytes * CHUNKS_PER_WORKER)))
 
 
+def _check_learner(plan: Plan) -> None:
+    """A known `vocab_learner`, checked before anything is read or written."""
+    if plan.vocab_learner not in LEARNERS:
+        raise CorpusError(
+            f"Unknown --vocab-learner {plan.vocab_learner!r}; choose one of {', '.join(LEARNERS)}."
+        )
+
+
 def _compressed(path) -> bool:
     if is_remote(path):
         return path.lower().endswith((".gz", ".bz2"))
@@ -131,6 +142,7 @@ def prepare_corpus(
     chunk_bytes: int = CHUNK_BYTES,
     runner: str = "local",
     beam_options=(),
+    vocab_learner: str = "tokenizers",
 ) -> PrepareResult:
     """Writes a data folder for `electra-tf pretrain` (module docstring); a `PrepareResult`.
 
@@ -153,6 +165,9 @@ def prepare_corpus(
         runner, beam_options: "local" (processes) or "beam" (an Apache Beam pipeline, run
             with these `PipelineOptions` flags; default Beam's local runner in `workers`
             processes); the output is the same.
+        vocab_learner: how a vocabulary is learned: "tokenizers" (`tokenizers`' WordPiece
+            trainer, seconds) or "tf-text" (tensorflow-text's learner, minutes); recorded
+            in `prepare_report.json`.
 
     Raises:
         CorpusError: no usable text, an output folder holding other files or being
@@ -172,7 +187,9 @@ def prepare_corpus(
         str(vocab_file) if vocab_file else None, vocabulary_size, lower_case, strip,
         sequence_length, seed, examples_per_shard, max_documents, vocab_sentences,
         progress, deduplicate, max(1, int(workers)), chunk_bytes, runner, tuple(beam_options),
+        vocab_learner,
     )  # fmt: skip
+    _check_learner(plan)
     if runner != "local":  # "beam", or a name checked there
         from electra_tf.data.beam_prepare import check_runner
 
@@ -274,7 +291,7 @@ def _vocabulary(sources, folder: Path, plan: Plan) -> tuple[list[str], dict]:
     else:
         tokens, counted = learn_sample_vocabulary(sources, plan)
     write_vocabulary(tokens, target)
-    return tokens, {"learned_from_sentences": counted, "sample_bytes": VOCAB_SAMPLE_BYTES}
+    return tokens, learned_vocabulary(plan, counted)
 
 
 def _prepare_into(scratch: Path, sources, plan: Plan) -> PrepareResult:

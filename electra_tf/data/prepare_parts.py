@@ -12,6 +12,7 @@ import numpy as np
 from electra_tf.data.documents import CorpusStats
 from electra_tf.data.tfrecords import Manifest
 from electra_tf.data.vocabulary import special_ids
+from electra_tf.data.vocabulary_sample import VOCAB_SAMPLE_BYTES
 from electra_tf.data.workers import RunTiming, peak_memory
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "UnigramSum",
     "prepare_report",
     "prepare_manifest",
+    "learned_vocabulary",
 ]
 
 UNIGRAM_FILE = "unigram_counts.npy"
@@ -58,6 +60,7 @@ class Plan:
     chunk_bytes: int
     runner: str = "local"
     beam_options: tuple = ()
+    vocab_learner: str = "tokenizers"  # `vocabulary.LEARNERS`
 
 
 class UnigramSum:
@@ -88,6 +91,15 @@ def prepare_report(result: PrepareResult, plan: Plan, unigram: UnigramSum, vocab
         "corpus": result.stats.to_dict(),
     }
     return json.dumps(report, indent=2) + "\n"
+
+
+def learned_vocabulary(plan: Plan, sentences: int) -> dict:
+    """The report's `vocabulary` for a learned one: the learner and what it read."""
+    return {
+        "learner": plan.vocab_learner,
+        "learned_from_sentences": sentences,
+        "sample_bytes": VOCAB_SAMPLE_BYTES,
+    }
 
 
 def prepare_manifest(folder: Path, plan: Plan, tokens: list, shards: list, count: int) -> Manifest:

@@ -13,6 +13,7 @@ from pathlib import Path
 from electra_tf.data.remote_files import is_remote
 
 __all__ = [
+    "LEARNERS",
     "SPECIAL_TOKENS",
     "VocabularyError",
     "read_vocabulary",
@@ -22,6 +23,9 @@ __all__ = [
 ]
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+#: How `learn_vocabulary` can learn (`electra_tf.data.vocabulary_learners`); the first is
+#: the default.
+LEARNERS = ("tokenizers", "tf-text")
 _ID_NAMES = {"[PAD]": "pad", "[UNK]": "unk", "[CLS]": "cls", "[SEP]": "sep", "[MASK]": "mask"}
 
 
@@ -82,40 +86,39 @@ def write_vocabulary(tokens, path: str | os.PathLike) -> Path:
 
 
 def learn_vocabulary(
-    texts, vocabulary_size: int, lower_case: bool = True, strip_accents: bool | None = None
+    texts,
+    vocabulary_size: int,
+    lower_case: bool = True,
+    strip_accents: bool | None = None,
+    learner: str = "tokenizers",
 ) -> list[str]:
-    """Learns a WordPiece vocabulary with tensorflow-text's learner.
+    """Learns a WordPiece vocabulary (`electra_tf.data.vocabulary_learners`).
 
     Args:
         texts: an iterable of strings (sentences or documents), or a
             `tf.data.Dataset` of strings.
-        vocabulary_size: the target size (the learner may return fewer).
+        vocabulary_size: the target size, special tokens and alphabet included (the
+            learner may return fewer).
         lower_case, strip_accents: the normalization the tokenizer will apply
             (see `ElectraTokenizer`); text is normalized the same way first.
+        learner: "tokenizers" (Hugging Face `tokenizers`' WordPiece trainer: seconds)
+            or "tf-text" (tensorflow-text's Python learner: minutes).
 
     Returns:
         The tokens, the five special tokens first.
+
+    Raises:
+        VocabularyError: an unknown `learner`.
     """
-    import tensorflow as tf
-    from tensorflow_text.tools.wordpiece_vocab import bert_vocab_from_dataset as learner
+    from electra_tf.data import vocabulary_learners as learners
 
-    from electra_tf.data.normalization import normalize_text
-
-    if isinstance(texts, tf.data.Dataset):
-        dataset = texts
-    else:
-        dataset = tf.data.Dataset.from_generator(
-            lambda: iter(texts), output_signature=tf.TensorSpec([], tf.string)
-        )
     strip = lower_case if strip_accents is None else strip_accents
-    dataset = dataset.batch(1024).map(
-        lambda batch: normalize_text(batch, lower_case=lower_case, strip_accents=strip)
-    )
-    vocabulary = learner.bert_vocab_from_dataset(
-        dataset,
-        vocab_size=vocabulary_size,
-        reserved_tokens=list(SPECIAL_TOKENS),
-        bert_tokenizer_params={"lower_case": False},
-        learn_params={},
-    )
-    return list(vocabulary)
+    if learner == "tokenizers":
+        learn = learners.learn_with_tokenizers
+    elif learner == "tf-text":
+        learn = learners.learn_with_tf_text
+    else:
+        raise VocabularyError(
+            f"Unknown vocabulary learner {learner!r}; choose one of {', '.join(LEARNERS)}."
+        )
+    return learn(texts, vocabulary_size, lower_case, strip, SPECIAL_TOKENS)

@@ -1,9 +1,10 @@
 """The vocabulary `prepare` learns, from a sample of the corpus (local and Beam runs alike).
 
 At most `VOCAB_SAMPLE_BYTES` (64 MB) from 64 places spread evenly over the input
-(`corpus.sample_documents`), at most `vocab_sentences` sentences of it, through
-tensorflow-text's WordPiece learner: its time does not grow with the corpus, and the
-same input gives the same bytes whichever runner asks.
+(`corpus.sample_documents`), at most `vocab_sentences` sentences of it, through the
+plan's WordPiece learner (`vocabulary.learn_vocabulary`: `tokenizers`' by default): its
+time does not grow with the corpus, and the same input gives the same bytes whichever
+runner asks.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ VOCAB_SAMPLE_BYTES = 64 << 20
 def learn_sample_vocabulary(sources, plan) -> tuple[list[str], int]:
     """A vocabulary learned from the input's sample (module docstring); the sentences read.
 
-    `plan` gives `vocabulary_size`, `vocab_sentences`, `lower_case` and `strip_accents`.
+    `plan` gives `vocabulary_size`, `vocab_sentences`, `lower_case`, `strip_accents` and
+    `vocab_learner`.
     """
     stats = CorpusStats()
     documents = sample_documents(sources, stats, VOCAB_SAMPLE_BYTES)
@@ -39,7 +41,11 @@ def learn_sample_vocabulary(sources, plan) -> tuple[list[str], int]:
     )
     try:
         tokens = learn_vocabulary(
-            counting(), plan.vocabulary_size, plan.lower_case, plan.strip_accents
+            counting(),
+            plan.vocabulary_size,
+            plan.lower_case,
+            plan.strip_accents,
+            learner=plan.vocab_learner,
         )
     except (StopIteration, RuntimeError, ValueError):  # the learner found no word to count
         raise CorpusError(nothing) from None
