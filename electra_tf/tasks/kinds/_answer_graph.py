@@ -6,7 +6,8 @@ use); tests hold the two equal. Every step is batched over all windows of all qu
 
 1. the context is split on whitespace into words with their byte offsets
    (tensorflow-text's `WhitespaceTokenizer`, as `squad._split_words` splits), each word
-   WordPiece-tokenized on its own, and the question cut to `max_query_length` pieces;
+   WordPiece-tokenized on its own, and the question cut to `max_query_length` pieces
+   (and to `seq_length - 4`, as `squad.query_limit`: a window always holds context);
 2. each context becomes windows of `seq_length - question - 3` pieces starting every
    `min(room, doc_stride)` pieces, as `squad.make_features`; a window's token knows its
    piece and word, and whether this window gives it its most context (BERT's rule, in
@@ -23,6 +24,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 import tensorflow_text as tf_text
+
+from electra_tf.datasets import squad
 
 __all__ = ["answer_graph"]
 
@@ -141,7 +144,7 @@ def answer_graph(module, question, context) -> dict:
     word_piece_splits = tf.gather(word_pieces.row_splits, words.row_splits)
     n_pieces = word_piece_splits[1:] - word_piece_splits[:-1]  # [B]
     piece_base = word_piece_splits[:-1]  # first flat piece of each question
-    query = tok.tokenize(question)[:, : settings.max_query_length]
+    query = tok.tokenize(question)[:, : squad.query_limit(seq, settings.max_query_length)]
     query_length = query.row_lengths()
 
     # 2. Windows.
