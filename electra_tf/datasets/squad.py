@@ -292,6 +292,7 @@ def make_features(examples, tokenizer, max_seq_length=384, doc_stride=128, max_q
             if offset + length >= len(doc):
                 break
             offset += min(length, doc_stride)
+        most = _most_context(spans, len(doc))
         for span_start, span_length in spans:
             ids = [cls, *query, sep]
             segments = [0] * len(ids)
@@ -300,7 +301,7 @@ def make_features(examples, tokenizer, max_seq_length=384, doc_stride=128, max_q
                 piece = span_start + i
                 position = len(ids)
                 mapping[position] = word_of_piece[piece]
-                context_flags[position] = _has_max_context(spans, piece, span_start, span_length)
+                context_flags[position] = most[piece] == span_start
                 ids.append(doc[piece])
                 segments.append(1)
             ids.append(sep)
@@ -347,17 +348,18 @@ def _improve_span(doc, start, end, answer):
     return start, end
 
 
-def _has_max_context(spans, piece, span_start, span_length) -> bool:
-    """Whether this window gives `piece` the most context (BERT's rule)."""
-    best_score, best_start = None, None
+def _most_context(spans, pieces: int) -> list:
+    """For each piece, the start of the window that gives it the most context (BERT's rule:
+    `min(left, right) + 0.01 * length`, the first window winning ties). Each window is
+    visited once over its own pieces: linear in the context, not in windows times pieces."""
+    best, score = [None] * pieces, [None] * pieces
     for start, length in spans:
         end = start + length - 1
-        if piece < start or piece > end:
-            continue
-        score = min(piece - start, end - piece) + 0.01 * length
-        if best_score is None or score > best_score:
-            best_score, best_start = score, start
-    return best_start == span_start
+        for piece in range(start, end + 1):
+            value = min(piece - start, end - piece) + 0.01 * length
+            if score[piece] is None or value > score[piece]:
+                score[piece], best[piece] = value, start
+    return best
 
 
 def best_spans(

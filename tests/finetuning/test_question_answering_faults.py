@@ -333,3 +333,103 @@ def test_predict_keeps_the_row_number_and_adds_the_id(tmp_path):
     assert [r["row"] for r in rows] == [2, 3, 4]
     assert [r.get("id") for r in rows] == ["q9", "q2", "q1"]
     assert "error" in rows[1] and "answer" in rows[2]
+
+
+# -- 5. book-length contexts: bounded encoder calls, linear windows ----------------------------
+
+
+def _book(characters: int, seed: int = 0) -> str:
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    words = []
+    while sum(len(w) + 1 for w in words) < characters:
+        words.append(str(rng.choice(WORDS)))
+    return " ".join(words)
+
+
+def _rule(spans, piece, span_start):
+    """BERT's `_check_is_max_context` as written: every window asked about the piece."""
+    best_score, best_start = None, None
+    for start, length in spans:
+        end = start + length - 1
+        if piece < start or piece > end:
+            continue
+        score = min(piece - start, end - piece) + 0.01 * length
+        if best_score is None or score > best_score:
+            best_score, best_start = score, start
+    return best_start == span_start
+
+
+def test_the_windows_of_a_50000_character_context_take_linear_time(tmp_path):
+    """BERT's most-context rule was asked of every window for every piece (9.5 s for the
+    1,318 windows here, quadratic); each window now visits its own pieces (0.4 s), with the
+    same flags as the rule."""
+    import time
+
+    from electra_tf.data.tokenizer import ElectraTokenizer
+    from electra_tf.datasets import squad
+
+    tokenizer = ElectraTokenizer(str(write_vocabulary(TOKENS, tmp_path / "vocab.txt")))
+    example, _ = squad.squad_example("q", "where does ada live", _book(50_000))
+    began = time.perf_counter()
+    windows = squad.make_features([example], tokenizer, 32, doc_stride=8, max_query_length=8)
+    seconds = time.perf_counter() - began
+    assert len(windows.example_index) > 1000 and seconds < 3.0, seconds
+    # The flags are the rule's, on a shorter context (the rule itself is quadratic).
+    example, _ = squad.squad_example("q", "where", _book(600, seed=1))
+    windows = squad.make_features([example], tokenizer, 16, doc_stride=3, max_query_length=4)
+    room = 16 - 1 - 3  # [CLS] where [SEP] ... [SEP]; one WordPiece per word
+    total = len(example.words)
+    spans, offset = [], 0
+    while True:
+        length = min(total - offset, room)
+        spans.append((offset, length))
+        if offset + length >= total:
+            break
+        offset += min(length, 3)
+    for w, (span_start, span_length) in enumerate(spans):
+        flags = [windows.max_context[w][3 + i] for i in range(span_length)]
+        assert flags == [_rule(spans, span_start + i, span_start) for i in range(span_length)]
+
+
+def test_the_savedmodel_reads_many_windows_in_bounded_chunks(tmp_path, monkeypatch):
+    """A long context is many windows: the graph's encoder reads at most `WINDOW_BATCH` of
+    them per call (one call held them all), and the answers stay the Keras model's."""
+    import numpy as np
+    import tensorflow as tf
+
+    from electra_tf.tasks.export import TaskServingModule
+    from electra_tf.tasks.kinds import _answer_graph
+
+    monkeypatch.setattr(_answer_graph, "WINDOW_BATCH", 8, raising=False)
+    model = _tiny_reader(max_query_length=6, version_2=True)
+    model.threshold.assign(0.001)
+    questions = ["where does ada live", "who lives in paris", "what was good"]
+    contexts = [_book(400, seed=2), "ada lives in rome", _book(300, seed=3)]
+    expected = model.predict_answers(questions, contexts)
+    module = TaskServingModule(
+        model, write_vocabulary(TOKENS, tmp_path / "vocab.txt"), pair=True, seq_length=16
+    )
+    logits = module.logits
+
+    def bounded(token_ids, padding_mask, segment_ids):
+        check = tf.debugging.assert_less_equal(tf.shape(token_ids)[0], 8)
+        with tf.control_dependencies([check]):
+            return logits(tf.identity(token_ids), padding_mask, segment_ids)
+
+    module.logits = bounded
+    got = module.serve_text(tf.constant(questions), tf.constant(contexts))
+    windows = model.preprocessor.windows(_examples(questions, contexts))
+    assert len(windows.example_index) > 4 * 8  # several chunks, the last one short
+    for i, want in enumerate(expected):
+        assert got["answer"][i].numpy().decode() == want["answer"]
+        assert (int(got["start"][i]), int(got["end"][i])) == (want["start"], want["end"])
+        np.testing.assert_allclose(float(got["score"][i]), want["score"], atol=1e-5)
+        np.testing.assert_allclose(float(got["no_answer"][i]), want["no_answer"], atol=1e-5)
+
+
+def _examples(questions, contexts):
+    from electra_tf.tasks.question_answerer_preprocessor import as_examples
+
+    return as_examples(questions, contexts)[0]
