@@ -52,8 +52,8 @@ def add_parser(subparsers) -> None:
         "--kind",
         help=f"one of the registered kinds ({', '.join(module_kind_names())}; span is "
         "for --task squad1/2); default: inferred (lists of labels: multi_label; numbers not "
-        "all integers: regression; CoNLL files: tagging; SQuAD JSON files: "
-        "question_answering; else classification)",
+        "all integers: regression; CoNLL files: tagging; SQuAD JSON files and tables with "
+        "question and context columns: question_answering; else classification)",
     )
     own.add_argument("--regression", action="store_true", help="same as --kind regression")
     own.add_argument("--labels", help="label names in class-id order, comma-separated")

@@ -63,9 +63,9 @@ def run(args) -> int:
             "question": args.question_column, "context": args.context_column,
         }  # fmt: skip
         read = read_inputs(args.input, predictor.info, args.format, columns)
-        texts, pairs, rows, skipped = read
+        texts, pairs, rows, skipped, ids = read
     else:
-        rows, skipped = None, {}
+        rows, skipped, ids = None, {}, None
         texts = predictor.kind.inputs_from_texts(list(args.texts))
         pairs = list(args.text_pair) or None
         if pairs is not None and len(pairs) != len(texts):
@@ -81,7 +81,7 @@ def run(args) -> int:
             file=sys.stderr,
         )
     predicted = predict_rows(predictor, texts, pairs, args.batch_size, bool(args.output))
-    shown = with_rows(predicted, rows, skipped)
+    shown = with_rows(predicted, rows, skipped, ids)
     lines = (json.dumps(row, ensure_ascii=False) + "\n" for row in shown)
     if args.output:
         from electra_tf.io.durable import write_atomic
@@ -100,18 +100,24 @@ def run(args) -> int:
     return 0
 
 
-def with_rows(predicted, rows, skipped: dict):
-    """The prediction rows with each input's `row` (its row number in the file), and a row
-    `{"row": n, "error": why}` in its place for each row that could not be predicted: one
-    output line per input row, in the file's order."""
+def with_rows(predicted, rows, skipped: dict, ids: dict | None = None):
+    """The prediction rows with each input's `row` (its row number in the file) and, where
+    the file gives them, its `id`, and a row `{"row": n, "error": why}` in its place for
+    each row that could not be predicted: one output line per input row, in the file's
+    order."""
     if rows is None:
         yield from predicted
         return
+    ids = ids or {}
+
+    def shown(row) -> dict:
+        return {"row": row, "id": ids[row]} if row in ids else {"row": row}
+
     pending = sorted(skipped.items())  # row numbers of a table or CoNLL file
     for row, output in zip(rows, predicted, strict=True):
         while pending and isinstance(row, int) and pending[0][0] < row:
             number, why = pending.pop(0)
-            yield {"row": number, "error": why}
-        yield {"row": row, **output}
+            yield {**shown(number), "error": why}
+        yield {**shown(row), **output}
     for number, why in pending:
-        yield {"row": number, "error": why}
+        yield {**shown(number), "error": why}

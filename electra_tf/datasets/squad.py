@@ -4,9 +4,10 @@ Reading follows BERT's `run_squad.py`: the context is split on whitespace
 into words with their character offsets, each word is WordPiece-tokenized,
 and long contexts become windows of `max_seq_length` tokens sliding by
 `doc_stride` (`[CLS] question [SEP] window [SEP]`, the question cut to
-`max_query_length` tokens). A token keeps the answer only in the window where
-it has the most context. An answer whose text does not occur at its
-`answer_start` in the context is skipped and counted (with its question id).
+`max_query_length` tokens, and to `max_seq_length - 4` at most: `query_limit`). A token
+keeps the answer only in the window where it has the most context. An answer whose text
+does not occur at its `answer_start` in the context is skipped and counted (with its
+question id).
 
 Prediction: for each question, over its windows, the `n_best` starts and
 ends give candidate spans (inside the window's context part, end >= start,
@@ -32,6 +33,7 @@ from electra_tf.config import ConfigError
 __all__ = [
     "SquadExample", "squad_example", "read_squad", "SquadFeatures", "make_features",
     "best_spans", "answer_details", "with_threshold", "best_threshold", "predict_answers",
+    "check_query_room", "query_limit",
 ]  # fmt: skip
 
 _STRIPPED = string.whitespace + ".,;:!?\"'()[]{}"
@@ -47,6 +49,8 @@ class SquadExample:
     answers: list  # gold answer texts (empty: unanswerable)
     start_word: int = -1  # the training answer's first and last word (-1: none)
     end_word: int = -1
+    labelled: bool = True  # False: a file without answers (predicted, never scored)
+    row: int | None = None  # its row in a table, or its place among a SQuAD file's questions
 
 
 def _split_words(context: str):
@@ -87,11 +91,92 @@ def squad_example(qid, question: str, context: str, answers=(), answer_start=Non
     return example, None
 
 
+#: How a SQuAD file is laid out, for the sentence that refuses another layout.
+_SQUAD_SHAPE = (
+    'write it as SQuAD does: {"data": [{"paragraphs": [{"context": "...", "qas": [{"id": "...", '
+    '"question": "...", "answers": [{"text": "...", "answer_start": 0}]}]}]}]}'
+)
+
+
+def _malformed(path, where: str, problem: str) -> ConfigError:
+    return ConfigError(f"{path}, {where}: {problem}; {_SQUAD_SHAPE}.")
+
+
+def _list_of(value, path, where: str, key: str) -> list:
+    """`value` (the `key` of `where`) when it is a list of JSON objects, else one sentence."""
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        got = type(value).__name__ if not isinstance(value, list) else "a list of other values"
+        raise _malformed(path, where, f"{key!r} must be a list of objects, not {got}")
+    return value
+
+
+def _offset(value, path, where: str) -> int:
+    """An answer's `answer_start` as an int (a whole number, or a string of digits)."""
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    if isinstance(value, int | float) and not isinstance(value, bool) and float(value).is_integer():
+        return int(value)
+    raise _malformed(path, where, f"answer_start {value!r} is not a character offset")
+
+
+def _squad_answers(qa: dict, path, where: str) -> tuple[list, int | None]:
+    """(accepted texts, the first one's offset) of a SQuAD question (none when impossible)."""
+    if qa.get("is_impossible", False):
+        return [], None
+    given = _list_of(qa.get("answers"), path, where, "answers")
+    texts = []
+    for answer in given:
+        if not isinstance(answer.get("text"), str) or "answer_start" not in answer:
+            raise _malformed(path, where, "an answer needs a 'text' string and an 'answer_start'")
+        texts.append(answer["text"])
+    return texts, (_offset(given[0]["answer_start"], path, where) if given else None)
+
+
+def squad_questions(path, data) -> list:
+    """((qid, question, context, answers, answer_start), ...) of a SQuAD file's `data`, or
+    one sentence naming the file and the article, paragraph or question that is malformed.
+    A question without `answers` (and not `is_impossible`) has None: the file has no answers
+    (a test file), which is all or none of its questions."""
+    if not isinstance(data, list):
+        raise _malformed(path, "'data'", f"is {type(data).__name__}, not a list of articles")
+    found = []
+    for a, article in enumerate(data, 1):
+        if not isinstance(article, dict):
+            raise _malformed(path, f"article {a}", f"is {article!r}, not an object")
+        paragraphs = _list_of(article.get("paragraphs", []), path, f"article {a}", "paragraphs")
+        for p, paragraph in enumerate(paragraphs, 1):
+            where = f"article {a}, paragraph {p}"
+            context = paragraph.get("context")
+            if not isinstance(context, str):
+                raise _malformed(path, where, f"its context is {context!r}, not a string")
+            for q, qa in enumerate(_list_of(paragraph.get("qas", []), path, where, "qas"), 1):
+                if not isinstance(qa.get("id"), str | int) or not isinstance(
+                    qa.get("question"), str
+                ):
+                    raise _malformed(
+                        path, f"{where}, question {q}", "a question needs an 'id' and a 'question'"
+                    )
+                named = f"question {qa['id']!r}"
+                if "answers" not in qa and not qa.get("is_impossible", False):
+                    answers, start = None, None
+                else:
+                    answers, start = _squad_answers(qa, path, named)
+                found.append((str(qa["id"]), qa["question"], context, answers, start))
+    labelled = [answers is not None for *_, answers, _ in found]
+    if any(labelled) and not all(labelled):
+        qid = found[labelled.index(False)][0]
+        raise _malformed(path, f"question {qid!r}", "it has no 'answers' while others have")
+    return found
+
+
 def read_squad(path, version_2: bool | None = None, report: collections.Counter | None = None):
     """Examples of a SQuAD JSON file (1.1 or 2.0).
 
     Answers that do not occur at their `answer_start` are skipped (the question
-    is kept for evaluation) and counted in `report["answers_not_in_context"]`.
+    is kept for evaluation) and counted in `report["answers_not_in_context"]`. A file
+    whose questions have no `answers` at all (a test file) gives unlabelled examples
+    (`labelled` False). A file not laid out as SQuAD's is refused in one sentence naming
+    the article or question.
     """
     path = Path(path)
     report = report if report is not None else collections.Counter()
@@ -100,22 +185,18 @@ def read_squad(path, version_2: bool | None = None, report: collections.Counter 
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise ConfigError(f"{path} is not a SQuAD JSON file ({error}).") from None
     examples = []
-    for article in data:
-        for paragraph in article.get("paragraphs", []):
-            for qa in paragraph.get("qas", []):
-                impossible = bool(qa.get("is_impossible", False))
-                given = [] if impossible else qa.get("answers", [])
-                example, problem = squad_example(
-                    qa["id"], qa["question"], paragraph["context"], [a["text"] for a in given],
-                    given[0]["answer_start"] if given else None,
-                )  # fmt: skip
-                if problem:
-                    report[problem] += 1
-                    report[f"skipped:{qa['id']}"] += 1
-                if version_2 is False and impossible:
-                    report["impossible_in_v1"] += 1
-                    continue
-                examples.append(example)
+    for number, (qid, question, context, answers, start) in enumerate(
+        squad_questions(path, data), 1
+    ):
+        example, problem = squad_example(qid, question, context, answers or [], start)
+        example.labelled, example.row = answers is not None, number
+        if problem:
+            report[problem] += 1
+            report[f"skipped:{qid}"] += 1
+        if version_2 is False and answers == []:
+            report["impossible_in_v1"] += 1
+            continue
+        examples.append(example)
     return examples
 
 
@@ -148,15 +229,39 @@ def _block_ids(tokenizer, examples) -> dict:
     return dict(zip(texts, ids, strict=True))
 
 
+def check_query_room(max_seq_length: int, max_query_length: int) -> None:
+    """Refuses a question part that leaves a window (`[CLS] question [SEP] context [SEP]`)
+    no room for the context, in one sentence (fine-tuning settings)."""
+    if max_query_length > max_seq_length - 4:
+        raise ConfigError(
+            f"max_query_length {max_query_length} leaves no room for the context in windows "
+            f"of max_seq_length {max_seq_length} ([CLS] question [SEP] context [SEP]); set "
+            f"--max-query-length to at most {max_seq_length - 4} (e.g. "
+            f"{max(1, max_seq_length // 4)}) or raise --max-seq-length."
+        )
+
+
+def query_limit(max_seq_length: int, max_query_length: int) -> int:
+    """The WordPieces a question keeps: `max_query_length`, and never so many that a window
+    has no room for the context (a model saved before `check_query_room` refused such a
+    setting still answers a long question, cut, as the SavedModel cuts it).
+
+    >>> query_limit(384, 64), query_limit(64, 64)
+    (64, 60)
+    """
+    return max(0, min(int(max_query_length), int(max_seq_length) - 4))
+
+
 def make_features(examples, tokenizer, max_seq_length=384, doc_stride=128, max_query_length=64):
     """Windowed features of SQuAD examples (see the module docstring)."""
     cls, sep, pad = tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id
     rows = collections.defaultdict(list)
     token_to_word, max_context = [], []
+    limit = query_limit(max_seq_length, max_query_length)
     for index, example in enumerate(examples):
         if index % TOKENIZE_BLOCK == 0:
             ids_of = _block_ids(tokenizer, examples[index : index + TOKENIZE_BLOCK])
-        query = ids_of[example.question][:max_query_length]
+        query = ids_of[example.question][:limit]
         pieces = [ids_of[word] for word in example.words]
         word_of_piece, doc = [], []
         first_piece_of_word = []
@@ -187,6 +292,7 @@ def make_features(examples, tokenizer, max_seq_length=384, doc_stride=128, max_q
             if offset + length >= len(doc):
                 break
             offset += min(length, doc_stride)
+        most = _most_context(spans, len(doc))
         for span_start, span_length in spans:
             ids = [cls, *query, sep]
             segments = [0] * len(ids)
@@ -195,7 +301,7 @@ def make_features(examples, tokenizer, max_seq_length=384, doc_stride=128, max_q
                 piece = span_start + i
                 position = len(ids)
                 mapping[position] = word_of_piece[piece]
-                context_flags[position] = _has_max_context(spans, piece, span_start, span_length)
+                context_flags[position] = most[piece] == span_start
                 ids.append(doc[piece])
                 segments.append(1)
             ids.append(sep)
@@ -242,17 +348,18 @@ def _improve_span(doc, start, end, answer):
     return start, end
 
 
-def _has_max_context(spans, piece, span_start, span_length) -> bool:
-    """Whether this window gives `piece` the most context (BERT's rule)."""
-    best_score, best_start = None, None
+def _most_context(spans, pieces: int) -> list:
+    """For each piece, the start of the window that gives it the most context (BERT's rule:
+    `min(left, right) + 0.01 * length`, the first window winning ties). Each window is
+    visited once over its own pieces: linear in the context, not in windows times pieces."""
+    best, score = [None] * pieces, [None] * pieces
     for start, length in spans:
         end = start + length - 1
-        if piece < start or piece > end:
-            continue
-        score = min(piece - start, end - piece) + 0.01 * length
-        if best_score is None or score > best_score:
-            best_score, best_start = score, start
-    return best_start == span_start
+        for piece in range(start, end + 1):
+            value = min(piece - start, end - piece) + 0.01 * length
+            if score[piece] is None or value > score[piece]:
+                score[piece], best[piece] = value, start
+    return best
 
 
 def best_spans(

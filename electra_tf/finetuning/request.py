@@ -2,7 +2,9 @@
 
 `check_request(folder, request)` writes it into a new folder, or compares it with the one
 there: the same request resumes; another (other data, settings, columns, kind, labels)
-is refused in one sentence naming what differs. A run recorded by an older version,
+is refused in one sentence naming what differs; a folder holding nothing but its
+`request.json` (a run that failed before its first checkpoint) takes the new request.
+A run recorded by an older version,
 before some settings or columns existed, resumes when those are at their defaults.
 """
 
@@ -59,11 +61,22 @@ def _where_it_is(request: dict) -> dict:
     return same
 
 
+def _holds_no_work(folder: Path) -> bool:
+    """Whether the run folder holds nothing but its `request.json` (and empty folders): a
+    run that failed before its first checkpoint, which a new request may take over."""
+    return all(path.is_dir() or path == folder / "request.json" for path in folder.rglob("*"))
+
+
 def check_request(folder: Path, request: dict) -> None:
-    """Writes `request.json`, or refuses a folder that holds another request's run."""
+    """Writes `request.json`, or refuses a folder that holds another request's run (a
+    folder with no work in it yet, left by a run that failed before its first checkpoint,
+    takes the new request)."""
     path = folder / "request.json"
     found = read_json(path)
-    if found is not None and found.get("digest") != _digest_request(request):
+    digest = _digest_request(request)
+    if found is not None and found.get("digest") != digest and _holds_no_work(folder):
+        found = None  # no work of the old request is lost: write this one
+    if found is not None and found.get("digest") != digest:
         found = _where_it_is(found)
         recorded = _as_recorded(found, _where_it_is(request))
         differing = sorted(
@@ -82,9 +95,7 @@ def check_request(folder: Path, request: dict) -> None:
         existed = folder.exists()
         folder.mkdir(parents=True, exist_ok=True)
         try:
-            write_atomic(
-                path, json.dumps({**request, "digest": _digest_request(request)}, indent=2)
-            )
+            write_atomic(path, json.dumps({**request, "digest": digest}, indent=2))
         except OSError:
             if not existed:
                 folder.rmdir()  # nothing else is in it yet

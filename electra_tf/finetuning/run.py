@@ -264,6 +264,7 @@ def finetune(
     if not splits.get("train"):
         raise ConfigError(f"No training examples for {task.name}.")
     job = make_job(task, splits)
+    job.check_config(config)
     job.selection = selection_split(splits)
     temporary = output_dir is None
     folder = Path(tempfile.mkdtemp(prefix="electra-tf-finetune-") if temporary else output_dir)

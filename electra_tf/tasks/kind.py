@@ -43,13 +43,15 @@ def weights_digest(model) -> bytes:
 
 class Inputs(NamedTuple):
     """A file's inputs to predict: `texts` (or word lists), `pairs` (or None), each input's
-    `rows` (its row number in the file, or its id), and `skipped`: {row: why it could not
-    be predicted} for the rows left out."""
+    `rows` (its row number in the file, or its id), `skipped`: {row: why it could not
+    be predicted} for the rows left out, and `ids`: {row: its id} where the file gives ids
+    (question answering), else None."""
 
     texts: list
     pairs: list | None
     rows: list
     skipped: dict
+    ids: dict | None = None
 
 
 def row_of(guid: str):
@@ -172,6 +174,12 @@ class Kind:
             return str(label)
 
         return [dataclasses.replace(e, label=name(e.label)) for e in rows]
+
+    @classmethod
+    def check_config(cls, config) -> None:
+        """Refuses fine-tuning settings this kind cannot train with, in one sentence, before
+        the run folder is made (none here)."""
+        return None
 
     # -- the engine's job ------------------------------------------------------------------
 

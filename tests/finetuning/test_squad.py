@@ -78,6 +78,7 @@ def test_squad_fine_tune_memorises_the_toy_questions(tmp_path, recwarn):
         epochs=200,
         batch_size=4,
         max_seq_length=32,
+        max_query_length=16,
         dropout=0.0,
     )
     read = ReadReport()

@@ -6,14 +6,16 @@ use); tests hold the two equal. Every step is batched over all windows of all qu
 
 1. the context is split on whitespace into words with their byte offsets
    (tensorflow-text's `WhitespaceTokenizer`, as `squad._split_words` splits), each word
-   WordPiece-tokenized on its own, and the question cut to `max_query_length` pieces;
+   WordPiece-tokenized on its own, and the question cut to `max_query_length` pieces
+   (and to `seq_length - 4`, as `squad.query_limit`: a window always holds context);
 2. each context becomes windows of `seq_length - question - 3` pieces starting every
    `min(room, doc_stride)` pieces, as `squad.make_features`; a window's token knows its
    piece and word, and whether this window gives it its most context (BERT's rule, in
    integers: `100 * min(left, right) + length`, the first window winning ties);
-3. the heads; per window, the `n_best` starts times the `n_best` ends that lie in the
-   context, end >= start, at most `max_answer_length` tokens, starting at a token of most
-   context; the best start + end over a question's windows (the first window on ties);
+3. the heads (at most `WINDOW_BATCH` windows per encoder call); per window, the `n_best`
+   starts times the `n_best` ends that lie in the context, end >= start, at most
+   `max_answer_length` tokens, starting at a token of most context; the best start + end
+   over a question's windows (the first window on ties);
 4. the words' byte offsets back to characters, the outer punctuation stripped as
    `squad._answer_span` strips it, the score (start times end probability in the window),
    and under SQuAD 2.0 the threshold on the best answerability logit.
@@ -24,9 +26,15 @@ from __future__ import annotations
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from electra_tf.datasets import squad
+
 __all__ = ["answer_graph"]
 
 _NONE = -1e30  # the value of "no candidate span"
+
+#: Windows the encoder reads in one call inside the graph; a request with more (a long
+#: context, or many questions) runs them in chunks of this many, one after another.
+WINDOW_BATCH = 64
 
 # squad._STRIPPED: whitespace and . , ; : ! ? " ' ( ) [ ] { } (ASCII: one byte each).
 _OUTER = "[\\t\\n\\x0b\\x0c\\r .,;:!?\"'()\\[\\]{}]"
@@ -41,7 +49,7 @@ def _chars_before(text, byte_offsets):
 def _max_context(offset, window_length, in_context, piece, total_pieces):
     """`[W, L]`: whether this window gives the context piece at each position its most
     context (BERT's rule in integers, `100 * min(left, right) + length`; the first window
-    wins ties), as `squad._has_max_context`."""
+    wins ties), as `squad._most_context`."""
     windows = tf.shape(piece, out_type=tf.int64)[0]
     left, right = offset, window_length[:, None] - 1 - offset
     most = 100 * tf.minimum(left, right) + window_length[:, None]
@@ -111,6 +119,41 @@ def _joint_window_spans(start_logits, end_logits, starts, in_context, max_contex
     return tf.reduce_max(pair_value, axis=-1), best_start, best_end, row
 
 
+def _batched_logits(module, token_ids, padding_mask, segment_ids, size: int):
+    """`module.logits` over `[W, L]` windows, at most `size` windows per encoder call (a
+    book-length context is thousands of windows: one call would hold all their activations
+    at once); the last chunk is filled with copies of the last window and cut off again."""
+    windows = tf.shape(token_ids)[0]
+
+    def chunked():
+        chunks = (windows + size - 1) // size
+        index = tf.minimum(tf.range(chunks * size), windows - 1)
+        parts = [
+            tf.reshape(tf.gather(x, index), [chunks, size, tf.shape(x)[1]])
+            for x in (token_ids, padding_mask, segment_ids)
+        ]
+        signature = {  # the QA head's outputs (`QuestionAnswering.head`)
+            "start_logits": tf.TensorSpec([size, None], tf.float32),
+            "answerable_logits": tf.TensorSpec([size], tf.float32),
+            "end_logits": tf.TensorSpec([size, None], tf.float32),
+        }
+        if module.settings.joint_end:  # end logits [W, K, L] of [W, K] start candidates
+            signature["end_logits"] = tf.TensorSpec([size, None, None], tf.float32)
+            signature["start_candidates"] = tf.TensorSpec([size, None], tf.int32)
+        out = tf.map_fn(
+            lambda chunk: module.logits(*chunk), tuple(parts), parallel_iterations=1,
+            fn_output_signature=signature,
+        )  # fmt: skip
+        return {
+            name: tf.reshape(value, tf.concat([[-1], tf.shape(value)[2:]], 0))[:windows]
+            for name, value in out.items()
+        }
+
+    return tf.cond(
+        windows <= size, lambda: module.logits(token_ids, padding_mask, segment_ids), chunked
+    )
+
+
 def _strip_outer(context, begin, end):
     """Byte offsets `[B]` of `context[begin:end]` with the outer punctuation stripped, kept
     when nothing else is left (as `squad._answer_span`)."""
@@ -141,7 +184,7 @@ def answer_graph(module, question, context) -> dict:
     word_piece_splits = tf.gather(word_pieces.row_splits, words.row_splits)
     n_pieces = word_piece_splits[1:] - word_piece_splits[:-1]  # [B]
     piece_base = word_piece_splits[:-1]  # first flat piece of each question
-    query = tok.tokenize(question)[:, : settings.max_query_length]
+    query = tok.tokenize(question)[:, : squad.query_limit(seq, settings.max_query_length)]
     query_length = query.row_lengths()
 
     # 2. Windows.
@@ -183,7 +226,7 @@ def answer_graph(module, question, context) -> dict:
     max_context = _max_context(offset, window_length, in_context, piece, total_pieces)
 
     # 3. The heads and the candidate spans.
-    logits = module.logits(token_ids, padding_mask, segment_ids)
+    logits = _batched_logits(module, token_ids, padding_mask, segment_ids, WINDOW_BATCH)
     penalty = (1.0 - tf.cast(padding_mask, tf.float32)) * -10000.0
     start_logits = logits["start_logits"] + penalty
     if settings.joint_end:  # end logits [W, K, L] for the [W, K] start candidates

@@ -35,6 +35,11 @@ class Span(Kind):
         self.main_metric = task.metrics[-1]  # F1
         self._features = {}
 
+    @classmethod
+    def check_config(cls, config) -> None:
+        """Refuses a `max_query_length` that leaves a window no room for the context."""
+        squad.check_query_room(config.max_seq_length, config.max_query_length)
+
     def _windows(self, split: str):
         if split not in self._features:
             tokenizer = ElectraTokenizer(self.init.vocab_file, lower_case=self.init.lower_case)
