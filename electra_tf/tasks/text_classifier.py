@@ -223,6 +223,9 @@ class ElectraTextClassifier(TaskModel, ElectraClassifier):
         """`keras.Model.evaluate` on what `fit` takes: texts (or `(text_a, text_b)`) and their
         labels, a `tf.data.Dataset` of `(texts, labels)` batches, or id inputs; compiled with
         the defaults first if need be."""
+        if kwargs.get("_use_cached_eval_dataset"):  # `fit`'s validation: batches it made
+            return keras.Model.evaluate(self, x, y, batch_size=batch_size, verbose=verbose,
+                                        **kwargs)  # fmt: skip
         import tensorflow as tf
 
         if isinstance(x, tf.data.Dataset):
@@ -232,12 +235,18 @@ class ElectraTextClassifier(TaskModel, ElectraClassifier):
                                     verbose=verbose, **kwargs)  # fmt: skip
 
     def predict(self, x, batch_size: int = 32, verbose=0, **kwargs):
-        """Logits (or scores) of raw strings, a dataset or id inputs; rows in input order."""
+        """Logits (or scores) of raw strings, id inputs, or a `tf.data.Dataset` of batches of
+        texts, of `(text_a, text_b)` pairs or of `(texts, targets)` with targets that are
+        not strings (ignored, as Keras does; two batches of strings are read as a pair);
+        rows in input order."""
         import tensorflow as tf
 
         if isinstance(x, tf.data.Dataset):
-            if _string_inputs(x.element_spec):
+            spec = x.element_spec
+            if _string_inputs(spec):
                 x = x.map(self.preprocessor)
+            elif isinstance(spec, tuple) and len(spec) in (2, 3) and _string_inputs(spec[0]):
+                x = x.map(lambda texts, *targets: self.preprocessor(texts))
             return super().predict(x, verbose=verbose, **kwargs)
         packed = x if isinstance(x, dict) else self._packed(x)
         return self.predict_packed(packed, batch_size)

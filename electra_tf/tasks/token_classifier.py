@@ -124,6 +124,9 @@ class ElectraTokenClassifier(TaskModel, keras.Model):
     def evaluate(self, x=None, y=None, batch_size: int = 32, verbose="auto", **kwargs):
         """`keras.Model.evaluate` on what `fit` takes (compiled with the defaults first if
         need be)."""
+        if kwargs.get("_use_cached_eval_dataset"):  # `fit`'s validation: batches it made
+            return keras.Model.evaluate(self, x, y, batch_size=batch_size, verbose=verbose,
+                                        **kwargs)  # fmt: skip
         import tensorflow as tf
 
         if isinstance(x, tf.data.Dataset):

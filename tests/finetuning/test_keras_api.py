@@ -41,7 +41,9 @@ def test_import_electra_tf_alone_lets_keras_load_a_saved_task_model(tmp_path):
     saved = model.predict(["good movie", "the plot was bad"])
     model.save(tmp_path / "m.keras")
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
-    orders = ("import electra_tf\nimport keras", "import keras\nimport electra_tf")
+    # Keras imported after, before, or by TensorFlow's own import (which imports Keras).
+    orders = ("import electra_tf\nimport keras", "import keras\nimport electra_tf",
+              "import electra_tf\nimport tensorflow\nimport keras")  # fmt: skip
     argv = [[sys.executable, "-c", _LOAD.format(first=first), str(tmp_path / "m.keras")]
             for first in orders]  # fmt: skip
     children = [subprocess.Popen(a, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -107,6 +109,12 @@ def test_a_classifier_fits_and_evaluates_on_every_documented_input_form():
     pair_accuracy = model.evaluate(forms["pairs"], verbose=0)[1]
     assert pair_accuracy == pytest.approx(_accuracy(model, (texts, texts), labels))
     assert model.evaluate((texts, texts), labels, verbose=0)[1] == pytest.approx(pair_accuracy)
+    logits = model.predict(texts)
+    for name in ("ids", "pairs"):  # the targets ignored, as Keras's predict ignores them
+        inputs = (texts, texts) if name == "pairs" else texts
+        np.testing.assert_allclose(model.predict(forms[name]), model.predict(inputs), atol=1e-5)
+    only_texts = tf.data.Dataset.from_tensor_slices(texts).batch(8)
+    np.testing.assert_allclose(model.predict(only_texts), logits, atol=1e-5)
     bad = tf.data.Dataset.from_tensor_slices((texts[:4], ["neg", "pos", "meh", "neg"])).batch(4)
     with pytest.raises(tf.errors.InvalidArgumentError, match="is not one of"):
         model.evaluate(bad, verbose=0)
