@@ -68,17 +68,25 @@ def _register_quietly(keras_module) -> None:
 
 
 class _AfterKeras:
-    """Runs `register` once Keras's own import has finished (then leaves `sys.meta_path`).
+    """Runs `register` once Keras's own import has finished, then leaves `sys.meta_path`.
 
-    A meta path finder by its `find_spec` alone (`importlib.abc` costs 15 ms to import)."""
+    A meta path finder by its `find_spec` alone (`importlib.abc` costs 15 ms to import). It
+    stays until Keras is really imported: TensorFlow asks `importlib.util.find_spec("keras")`
+    without importing it, and that spec is never run."""
+
+    def __init__(self):
+        self.finding = False
 
     def find_spec(self, fullname, path=None, target=None):
-        if fullname != "keras":
+        if fullname != "keras" or self.finding:
             return None
         import importlib.util
 
-        self.remove()
-        spec = importlib.util.find_spec(fullname)
+        self.finding = True  # the other finders' spec, not ours again
+        try:
+            spec = importlib.util.find_spec(fullname)
+        finally:
+            self.finding = False
         loader = getattr(spec, "loader", None)
         if loader is None or not hasattr(loader, "exec_module"):
             return spec
@@ -86,6 +94,7 @@ class _AfterKeras:
 
         def exec_module(module):
             run(module)
+            self.remove()
             _register_quietly(module)
 
         loader.exec_module = exec_module
