@@ -250,3 +250,33 @@ def test_an_export_into_a_small_read_only_folder_says_read_only_not_full(read_on
         )
     assert "(Read-only file system)" in str(caught.value)
     assert not (read_only / "exp").exists()
+
+
+def test_a_finetuned_savedmodel_export_onto_a_full_disk_says_how_much_it_needs(small_disk):
+    # Issue 56, case 14: TensorFlow's SaveV2 failed with its internals
+    # ("{{function_node __wrapped__SaveV2...}}") instead of the sizes.
+    from electra_tf.models.encoder import ElectraEncoder
+    from electra_tf.tasks.export import export_finetuned
+    from electra_tf.tasks.text_classifier import ElectraTextClassifier
+    from electra_tf.tasks.text_classifier_preprocessor import ElectraTextClassifierPreprocessor
+
+    tokens = [*SPECIAL_TOKENS, "good", "bad"]
+    encoder = ElectraEncoder(vocabulary_size=len(tokens), num_layers=1, hidden_dim=8,
+                             embedding_dim=8, num_heads=2, intermediate_dim=16,
+                             max_sequence_length=16)  # fmt: skip
+    preprocessor = ElectraTextClassifierPreprocessor(tokens, sequence_length=16)
+    model = ElectraTextClassifier(encoder, ["no", "yes"], preprocessor=preprocessor)
+    model.build()
+    with open(small_disk / "fill", "wb") as fill:  # a few KB left: not even the graph fits
+        fill.write(b"\0" * (shutil.disk_usage(small_disk).free - 8192))
+    out = small_disk / "serving"
+    info = {"kind": "classification", "pair": False}
+    with pytest.raises(ConfigError) as caught:
+        export_finetuned(model, info, out, model_name="t")
+    message = str(caught.value)
+    assert (
+        f"Could not write the export into {out / 't'} (No space left on device: about " in message
+    )
+    assert "MB needed, 0 MB free" in message or "KB free" in message
+    assert "function_node" not in message and message.count("\n") == 0
+    assert _files(small_disk) == ["fill"]

@@ -48,8 +48,14 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     from electra_tf.config import ConfigError
-    from electra_tf.finetuning.predict import open_predictor, predict_rows, read_inputs
+    from electra_tf.finetuning.predict import (
+        check_batch_size,
+        open_predictor,
+        predict_rows,
+        read_inputs,
+    )
 
+    check_batch_size(args.batch_size)
     if args.question or args.context:  # a question answerer's texts and their pairs
         if args.texts or args.text_pair:
             raise ConfigError("Give --question/--context, or texts with --text-pair, not both.")

@@ -8,8 +8,10 @@ column, an empty file, a byte that is not UTF-8, a file whose content is of
 another format than its extension); rows that merely cannot be used are
 skipped and counted by reason, with their row numbers (`ReadReport`):
 malformed rows (a CSV row with too few fields, a JSON line that is not an
-object), empty texts, and (in training files) empty labels. Row numbers count
-the file's lines from 1, the header included.
+object), empty texts (a blank or whitespace-only row of a table too: `predict`
+writes an error line for it, one output line per input row; blank lines at the
+end of a file are no rows), and (in training files) empty labels. Row numbers
+count the file's lines from 1, the header included.
 
 Labels are read as they are written: strings (class names), lists of strings
 (multi-label, a JSON list or a delimited CSV cell) or numbers; the task's
@@ -144,6 +146,7 @@ def _json_records(text: str, report: ReadReport):
 
 def _table_records(path, text: str, kind: str, wanted: list, report: ReadReport):
     csv.field_size_limit(sys.maxsize)
+    text = text.rstrip("\r\n")  # blank lines at the end are no rows; any other line is one
     reader = csv.reader(io.StringIO(text, newline=""), delimiter="\t" if kind == "tsv" else ",")
     header = [name.strip() for name in next(reader, [])]
     absent = [c for c in wanted if c not in header]
@@ -154,8 +157,8 @@ def _table_records(path, text: str, kind: str, wanted: list, report: ReadReport)
             "--question-column, --context-column, --answer-column) with one of them."
         )
     for number, row in enumerate(reader, 2):
-        if not any(cell.strip() for cell in row):
-            continue
+        if not row:  # a blank line: an empty text in a one-column file, a row all the same
+            row = [""] * len(header)
         if len(row) < len(header):
             _skip(report, "malformed_rows", number)
             continue

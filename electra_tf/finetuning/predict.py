@@ -19,7 +19,7 @@ from pathlib import Path
 from electra_tf.config import ConfigError
 from electra_tf.tasks.registry import get_kind
 
-__all__ = ["open_predictor", "predict_rows", "read_inputs"]
+__all__ = ["open_predictor", "predict_rows", "read_inputs", "check_batch_size"]
 
 
 class _KerasPredictor:
@@ -137,12 +137,32 @@ def read_inputs(path, info: dict, format: str | None = None, columns: dict | Non
     return kind.read_inputs(path, columns, format)
 
 
-def predict_rows(predictor, texts, pairs=None, batch_size: int = 32, progress: bool = True):
-    """Yields one output row per input (with its text), in batches, with a progress bar."""
-    from tqdm import tqdm
+def check_batch_size(batch_size) -> int:
+    """`batch_size` if it is a whole number of at least 1, else one sentence (ConfigError).
 
+    >>> check_batch_size(8)
+    8
+    """
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ConfigError(
+            f"--batch-size must be a whole number of at least 1 (got {batch_size!r}): the "
+            "examples given to the model in one call."
+        )
+    return batch_size
+
+
+def predict_rows(predictor, texts, pairs=None, batch_size: int = 32, progress: bool = True):
+    """One output row per input (with its text), predicted in batches with a progress bar
+    (a generator; a bad `batch_size` or missing pairs are refused at the call)."""
+    check_batch_size(batch_size)
     if getattr(predictor, "pair", False) and pairs is None:
         raise ConfigError("This model reads text pairs: give a file with both text columns.")
+    return _predicted_rows(predictor, texts, pairs, batch_size, progress)
+
+
+def _predicted_rows(predictor, texts, pairs, batch_size: int, progress: bool):
+    from tqdm import tqdm
+
     bar = tqdm(total=len(texts), unit=" examples", disable=not progress, smoothing=0.1)
     for start in range(0, len(texts), batch_size):
         chunk = list(texts[start : start + batch_size])

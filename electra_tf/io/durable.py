@@ -248,13 +248,25 @@ def probe_writable(folder) -> Path:
     return folder
 
 
+#: The reasons a disk gives, found in the message of a library's error (TensorFlow's
+#: `{{function_node __wrapped__SaveV2...}} ...: No space left on device`).
+_DISK_REASONS = ("No space left on device", "Disk quota exceeded", "Read-only file system",
+                 "Permission denied")  # fmt: skip
+
+
 def os_reason(error: BaseException) -> str:
-    """The short reason an I/O error gives (`strerror`, or the first line of its message).
+    """The short reason an I/O error gives (`strerror`, the disk's reason inside a library's
+    message, or the first line of its message).
 
     >>> os_reason(OSError(28, "No space left on device"))
     'No space left on device'
+    >>> os_reason(OSError("{{function_node __wrapped__SaveV2}} a/b; No space left on device"))
+    'No space left on device'
     """
     reason = getattr(error, "strerror", None) or getattr(error, "message", None) or str(error)
+    known = [text for text in _DISK_REASONS if text in str(reason)]
+    if known and not getattr(error, "strerror", None):
+        return known[0]
     lines = str(reason).strip().splitlines() or [type(error).__name__]
     return lines[0][:200]
 

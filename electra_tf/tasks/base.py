@@ -38,6 +38,7 @@ __all__ = [
     "inference_function",
     "dataset_steps",
     "encoder_and_preprocessor",
+    "name_hits",
 ]
 
 INPUT_NAMES = ("token_ids", "padding_mask", "segment_ids")
@@ -74,6 +75,25 @@ def dataset_steps(dataset, steps_per_epoch) -> int:
             "steps_per_epoch=N, or dataset.apply(tf.data.experimental.assert_cardinality(N))."
         )
     return cardinality
+
+
+def name_hits(names, labels, padding: bool = False):
+    """`[..., len(labels)]` booleans: which label each name of `names` (a string tensor;
+    with `padding`, "" is no label) is, in the graph; a name that is none of `labels` stops
+    the `tf.data` pipeline with a message naming the labels."""
+    import tensorflow as tf
+
+    hits = tf.equal(tf.expand_dims(names, -1), tf.constant([str(n) for n in labels]))
+    known = tf.reduce_any(hits, -1)
+    if padding:
+        known = tf.logical_or(known, tf.equal(names, ""))
+    check = tf.debugging.Assert(
+        tf.reduce_all(known),
+        [f"A label in the dataset is not one of {list(labels)}:",
+         tf.boolean_mask(names, tf.logical_not(known))],
+    )  # fmt: skip
+    with tf.control_dependencies([check]):
+        return tf.identity(hits)
 
 
 class TaskModel:
@@ -143,8 +163,9 @@ class TaskModel:
 
         `features` may hold `start_positions` `[N]` (a joint span head's input) beside the
         ids. `seed` defaults to a draw from NumPy's global generator; `validation_data` is
-        `(features, targets)` of packed rows; `per_token_targets` cuts `[N, S]` targets
-        with the inputs (tags), otherwise targets are whole rows (multi-hot labels).
+        `(features, targets)` of packed rows (or a `tf.data.Dataset` of batches);
+        `per_token_targets` cuts `[N, S]` targets with the inputs (tags), otherwise targets
+        are whole rows (multi-hot labels).
         """
         rows = len(features["token_ids"])
         if rows == 0:
@@ -167,7 +188,7 @@ class TaskModel:
             multiple=multiple,
             cut_targets=per_token_targets,
         )
-        if validation_data is not None:
+        if isinstance(validation_data, tuple):  # else a dataset of batches, or None
             validation_data = batch_dataset(
                 *validation_data, batch_size=batch_size, group=0, multiple=multiple,
                 cut_targets=per_token_targets,
@@ -201,6 +222,24 @@ class TaskModel:
         kwargs.setdefault("shuffle", False)  # shuffled (or not) by its maker
         self.build_compiled_state(dataset)
         return keras.Model.fit(self, dataset, epochs=epochs, initial_epoch=initial_epoch, **kwargs)
+
+    def evaluate_packed(self, features: dict, targets, *, batch_size: int,
+                        per_token_targets: bool = False, **kwargs):  # fmt: skip
+        """`keras.Model.evaluate` on packed rows, batched as `fit_packed`'s validation data
+        (compiled with the defaults first if need be)."""
+        if not self.compiled:
+            self.compile()
+        dataset = batch_dataset(
+            {name: features[name] for name in INPUT_NAMES}, targets, batch_size=batch_size,
+            group=0, multiple=self.packed_batch_multiple(), cut_targets=per_token_targets,
+        )  # fmt: skip
+        return keras.Model.evaluate(self, dataset, **kwargs)
+
+    def evaluate_dataset(self, dataset, **kwargs):
+        """`keras.Model.evaluate` on a `tf.data.Dataset` of `(inputs, targets)` batches."""
+        if not self.compiled:
+            self.compile()
+        return keras.Model.evaluate(self, dataset, **kwargs)
 
     def predict_packed(self, features: dict, batch_size: int) -> np.ndarray:
         """The model's outputs over length-sorted batches, back in row order."""

@@ -48,7 +48,7 @@ import tensorflow as tf
 from electra_tf.config import ConfigError
 from electra_tf.data.inputs import pack_inputs
 from electra_tf.data.tokenizer import ElectraTokenizer
-from electra_tf.io.durable import os_reason, publishing
+from electra_tf.io.durable import ensure_space, os_reason, publishing, variables_bytes
 from electra_tf.serving import inference
 from electra_tf.serving.id_checks import id_input_checks, one_dimensional_text
 from electra_tf.tasks.registry import get_kind
@@ -228,6 +228,8 @@ def export_finetuned(
             model, vocab, pair=info.get("pair", False), seq_length=seq_length
         )
         try:
+            # TensorFlow's SaveV2 on a full disk says only its internals: check first.
+            ensure_space(target.parent, variables_bytes([*model.weights, *module.variables]))
             with publishing(target) as scratch:
                 _write(module, model, info, scratch, model_name, warmup)
         except (OSError, tf.errors.OpError) as error:

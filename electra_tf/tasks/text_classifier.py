@@ -158,10 +158,12 @@ class ElectraTextClassifier(TaskModel, ElectraClassifier):
 
         Args:
             x: texts (a list or array), a `(text_a, text_b)` tuple of them, a
-                `tf.data.Dataset` of `(texts, labels)` batches, or id inputs.
+                `tf.data.Dataset` of `(texts, labels)` batches (labels as names, ids,
+                names padded with "" for multi-label, or scores), or id inputs.
             y: labels (names, ids, lists of names for multi-label, or scores).
             batch_size, epochs, verbose, callbacks, initial_epoch: as Keras's.
-            validation_data: `(texts, labels)`, evaluated after each epoch.
+            validation_data: `(texts, labels)` or a dataset as `x`, evaluated after each
+                epoch.
             seed: the batch order's seed (epoch e's order depends only on seed and e,
                 so a run resumed with `initial_epoch=e` sees the same batches); by
                 default drawn from NumPy's global generator.
@@ -169,29 +171,82 @@ class ElectraTextClassifier(TaskModel, ElectraClassifier):
         """
         import tensorflow as tf
 
+        validation_data = self._validation(validation_data, batch_size)
         if isinstance(x, tf.data.Dataset):
-            if self.preprocessor is not None and _string_inputs(x.element_spec[0]):
-                x = x.map(self.preprocessor, num_parallel_calls=tf.data.AUTOTUNE)
-            return self.fit_dataset(x, epochs=epochs, verbose=verbose, callbacks=callbacks,
-                                    validation_data=validation_data,
+            return self.fit_dataset(self.dataset_of_targets(x), epochs=epochs, verbose=verbose,
+                                    callbacks=callbacks, validation_data=validation_data,
                                     initial_epoch=initial_epoch, **kwargs)  # fmt: skip
         packed = x if isinstance(x, dict) else self._packed(x)
-        if validation_data is not None:
-            texts, labels = validation_data
-            validation_data = (self._packed(texts), self.encode_labels(labels))
         return self.fit_packed(
             packed, self.encode_labels(y), batch_size=batch_size, epochs=epochs,
             initial_epoch=initial_epoch, seed=seed, group_by_length=group_by_length,
             validation_data=validation_data, verbose=verbose, callbacks=callbacks, **kwargs,
         )  # fmt: skip
 
-    def predict(self, x, batch_size: int = 32, verbose=0, **kwargs):
-        """Logits (or scores) of raw strings, a dataset or id inputs; rows in input order."""
+    def _validation(self, validation_data, batch_size: int):
+        """`fit`'s validation data as Keras takes it: `(texts, labels)` packed and encoded
+        (in batches, for a `tf.data.Dataset` to fit), a dataset of them mapped."""
+        import tensorflow as tf
+
+        if validation_data is None:
+            return None
+        if isinstance(validation_data, tf.data.Dataset):
+            return self.dataset_of_targets(validation_data)
+        texts, labels = validation_data
+        packed = texts if isinstance(texts, dict) else self._packed(texts)
+        return packed, self.encode_labels(labels)
+
+    def dataset_of_targets(self, dataset):
+        """A `tf.data.Dataset` of `(inputs, targets[, sample_weight])` batches as the model
+        reads them: raw texts (or pairs) packed by the preprocessor, and targets given as
+        strings (label names; lists of names for multi-label) turned into what
+        `encode_labels` makes of them, so the loss and the compiled metrics see the same
+        targets. Other datasets are returned as they are."""
+        import tensorflow as tf
+
+        spec = dataset.element_spec
+        if not isinstance(spec, tuple) or len(spec) not in (2, 3):
+            return dataset
+        texts = self.preprocessor is not None and _string_inputs(spec[0])
+        names = getattr(spec[1], "dtype", None) == tf.string
+        if not texts and not names:
+            return dataset
+
+        def prepare(x, y, sample_weight=None):
+            x = self.preprocessor(x) if texts else x
+            y = self.spec.graph_targets(self.labels, y) if names else y
+            return keras.utils.pack_x_y_sample_weight(x, y, sample_weight)
+
+        return dataset.map(prepare, num_parallel_calls=tf.data.AUTOTUNE)
+
+    def evaluate(self, x=None, y=None, batch_size: int = 32, verbose="auto", **kwargs):
+        """`keras.Model.evaluate` on what `fit` takes: texts (or `(text_a, text_b)`) and their
+        labels, a `tf.data.Dataset` of `(texts, labels)` batches, or id inputs; compiled with
+        the defaults first if need be."""
+        if kwargs.get("_use_cached_eval_dataset"):  # `fit`'s validation: batches it made
+            return keras.Model.evaluate(self, x, y, batch_size=batch_size, verbose=verbose,
+                                        **kwargs)  # fmt: skip
         import tensorflow as tf
 
         if isinstance(x, tf.data.Dataset):
-            if _string_inputs(x.element_spec):
+            return self.evaluate_dataset(self.dataset_of_targets(x), verbose=verbose, **kwargs)
+        packed = x if isinstance(x, dict) else self._packed(x)
+        return self.evaluate_packed(packed, self.encode_labels(y), batch_size=batch_size,
+                                    verbose=verbose, **kwargs)  # fmt: skip
+
+    def predict(self, x, batch_size: int = 32, verbose=0, **kwargs):
+        """Logits (or scores) of raw strings, id inputs, or a `tf.data.Dataset` of batches of
+        texts, of `(text_a, text_b)` pairs or of `(texts, targets)` with targets that are
+        not strings (ignored, as Keras does; two batches of strings are read as a pair);
+        rows in input order."""
+        import tensorflow as tf
+
+        if isinstance(x, tf.data.Dataset):
+            spec = x.element_spec
+            if _string_inputs(spec):
                 x = x.map(self.preprocessor)
+            elif isinstance(spec, tuple) and len(spec) in (2, 3) and _string_inputs(spec[0]):
+                x = x.map(lambda texts, *targets: self.preprocessor(texts))
             return super().predict(x, verbose=verbose, **kwargs)
         packed = x if isinstance(x, dict) else self._packed(x)
         return self.predict_packed(packed, batch_size)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import keras
 import numpy as np
 
-from electra_tf.tasks.base import INPUT_NAMES, TaskModel, encoder_and_preprocessor
+from electra_tf.tasks.base import INPUT_NAMES, TaskModel, encoder_and_preprocessor, name_hits
 from electra_tf.tasks.token_classifier_preprocessor import (
     IGNORED,
     ElectraTokenClassifierPreprocessor,
@@ -109,16 +109,60 @@ class ElectraTokenClassifier(TaskModel, keras.Model):
             group_by_length: bool = True, **kwargs):  # fmt: skip
         """`keras.Model.fit` on sentences (word lists or whitespace-split texts) and their tags
         (names or ids, one per word), batched as `ElectraTextClassifier.fit`; or on a
-        `tf.data.Dataset` of `(inputs, per-token tag ids)` batches."""
+        `tf.data.Dataset` of `(sentences, tags)` batches (texts or ragged word lists, ragged
+        tag names or ids) or of `(inputs, per-token tag ids)` batches."""
         import tensorflow as tf
 
         if isinstance(x, tf.data.Dataset):
-            return self.fit_dataset(x, epochs=epochs, **kwargs)
+            return self.fit_dataset(self.dataset_of_targets(x), epochs=epochs, **kwargs)
         packed = self.preprocessor.pack_all(x, tags=self.encode_tags(y))
         return self.fit_packed(
             packed, packed.pop("labels"), batch_size=batch_size, epochs=epochs, seed=seed,
             group_by_length=group_by_length, per_token_targets=True, **kwargs,
         )  # fmt: skip
+
+    def evaluate(self, x=None, y=None, batch_size: int = 32, verbose="auto", **kwargs):
+        """`keras.Model.evaluate` on what `fit` takes (compiled with the defaults first if
+        need be)."""
+        if kwargs.get("_use_cached_eval_dataset"):  # `fit`'s validation: batches it made
+            return keras.Model.evaluate(self, x, y, batch_size=batch_size, verbose=verbose,
+                                        **kwargs)  # fmt: skip
+        import tensorflow as tf
+
+        if isinstance(x, tf.data.Dataset):
+            return self.evaluate_dataset(self.dataset_of_targets(x), verbose=verbose, **kwargs)
+        packed = self.preprocessor.pack_all(x, tags=self.encode_tags(y))
+        return self.evaluate_packed(
+            packed, packed.pop("labels"), batch_size=batch_size, per_token_targets=True,
+            verbose=verbose, **kwargs,
+        )  # fmt: skip
+
+    def dataset_of_targets(self, dataset):
+        """A `tf.data.Dataset` of `(sentences, tags)` batches as the model reads them: packed
+        inputs and each word's tag id at its first piece (tag names mapped to ids in the
+        graph, so the loss and the compiled metrics see the same targets). A dataset of
+        packed inputs is returned as it is."""
+        import tensorflow as tf
+
+        spec = dataset.element_spec
+        if not isinstance(spec, tuple) or len(spec) != 2 or isinstance(spec[0], dict):
+            return dataset
+        if getattr(spec[0], "dtype", None) != tf.string:
+            return dataset
+        labels = self.labels
+
+        def prepare(x, tags):
+            if not isinstance(tags, tf.RaggedTensor):
+                tags = tf.RaggedTensor.from_tensor(tags, padding="" if tags.dtype == tf.string
+                                                   else -1)  # fmt: skip
+            if tags.dtype == tf.string:
+                tags = tf.ragged.map_flat_values(
+                    lambda names: tf.argmax(tf.cast(name_hits(names, labels), tf.int32), -1,
+                                            output_type=tf.int32), tags,
+                )  # fmt: skip
+            return self.preprocessor(x, y=tf.cast(tags, tf.int32))
+
+        return dataset.map(prepare, num_parallel_calls=tf.data.AUTOTUNE)
 
     def word_logits(self, x, batch_size: int = 32) -> tuple[np.ndarray, np.ndarray]:
         """(`[N, W]` word mask, `[N, W, tags]` logits at each word's first piece) of sentences."""

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from helpers import scratch_init
 
 from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
@@ -141,9 +142,10 @@ def _raw_serving(folder, texts, pairs=None):
 
 
 def _close(a, b, where):
-    """Two prediction rows agree: names exactly, numbers within 1e-5."""
-    assert set(a) >= {k for k in b if k not in ("text", "text_pair")} or set(b) >= set(a), where
-    for key in (set(a) & set(b)) - {"row"}:  # row numbers differ by layout (CSV: a header)
+    """Two prediction rows agree: the same keys (but `row`, a file's row number, which texts
+    given on the command line have not), names exactly, numbers within 1e-5."""
+    assert set(a) - {"row"} == set(b) - {"row"}, (where, sorted(set(a) ^ set(b)))
+    for key in set(a) - {"row"}:  # row numbers differ by layout (CSV: a header)
         x, y = a[key], b[key]
         if isinstance(x, dict):
             assert x.keys() == y.keys(), where
@@ -152,6 +154,20 @@ def _close(a, b, where):
             np.testing.assert_allclose(x, y, atol=1e-5, err_msg=where)
         else:
             assert x == y, (where, key, x, y)
+
+
+def test_close_requires_the_same_outputs_on_both_sides():
+    # Issue 56, case 12: a row missing an output on one side passed.
+    row = {"row": 2, "text": "quick", "label": "yes", "probabilities": {"no": 0.25, "yes": 0.75}}
+    _close(row, {k: v for k, v in row.items() if k != "row"}, "texts")
+    for missing in ("label", "probabilities", "text"):
+        short = {k: v for k, v in row.items() if k != missing}
+        with pytest.raises(AssertionError):
+            _close(row, short, missing)
+        with pytest.raises(AssertionError):
+            _close(short, row, missing)
+    with pytest.raises(AssertionError):
+        _close(row, {**row, "probabilities": {"no": 0.25, "yes": 0.7}}, "numbers")
 
 
 def test_every_kind_round_trips_through_fresh_processes(tmp_path):

@@ -123,6 +123,14 @@ class TextKind(Kind):
         raise NotImplementedError
 
     @classmethod
+    def graph_targets(cls, labels, y):
+        """`encode_targets` in the graph, for a `tf.data.Dataset`'s string targets (scores
+        written as text, here; names in the kinds with names)."""
+        import tensorflow as tf
+
+        return tf.strings.to_number(y, tf.float32)
+
+    @classmethod
     def metric_inputs(cls, outputs) -> np.ndarray:
         """What the metrics compare with the targets: class ids, 0/1 rows or scores."""
         raise NotImplementedError

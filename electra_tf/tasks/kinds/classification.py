@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from electra_tf.tasks.base import name_hits
 from electra_tf.tasks.kinds._text import TextKind, class_id
 from electra_tf.tasks.registry import register_kind
 
@@ -47,6 +48,14 @@ class Classification(TextKind):
     def encode_targets(cls, labels, y) -> np.ndarray:
         """Class ids of label names (or of ids; a number equal to a name is that name)."""
         return np.asarray([class_id(labels, value) for value in y], np.int32)
+
+    @classmethod
+    def graph_targets(cls, labels, y):
+        """Class ids of a batch of label names `[B]`, in the graph."""
+        import tensorflow as tf
+
+        hits = name_hits(tf.reshape(y, [-1]), labels)
+        return tf.argmax(tf.cast(hits, tf.int32), axis=-1, output_type=tf.int32)
 
     @classmethod
     def metric_inputs(cls, outputs) -> np.ndarray:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from electra_tf.tasks.base import name_hits
 from electra_tf.tasks.kinds._text import TextKind, class_id
 from electra_tf.tasks.registry import register_kind
 
@@ -54,6 +55,18 @@ class MultiLabel(TextKind):
             else:
                 rows[row, [class_id(labels, value) for value in values]] = 1.0
         return rows
+
+    @classmethod
+    def graph_targets(cls, labels, y):
+        """Multi-hot rows of a batch of name lists (ragged, or padded with ""), in the graph."""
+        import tensorflow as tf
+
+        if isinstance(y, tf.RaggedTensor):
+            y = y.to_tensor("")
+        if y.shape.rank == 1:  # one name a row
+            y = tf.expand_dims(y, -1)
+        hits = name_hits(y, labels, padding=True)  # [B, names, labels]
+        return tf.cast(tf.reduce_any(hits, axis=1), tf.float32)
 
     @classmethod
     def metric_inputs(cls, outputs) -> np.ndarray:
