@@ -105,19 +105,14 @@ def _export_finetuned(args) -> int:
 
 
 def _export_litert(model, info, args) -> int:
-    from electra_tf.tasks import litert, litert_quality
+    from electra_tf.tasks import litert
 
     quantize = None if args.quantize == "none" else args.quantize
-
-    def check(folder):  # measured on the run's files before the folder is published
-        report = litert_quality.measure(model, info, litert.open_litert(folder)[0])
-        litert_quality.decide(report, quantize, force=args.force)
-        return report
-
     written = litert.export_litert(
         model, info, args.out, model_name=args.model_name or info.get("task") or "classifier",
-        quantize=quantize, seq_length=args.seq_length, check=check,
+        quantize=quantize, seq_length=args.seq_length, force=args.force,
     )  # fmt: skip
+    # measured and checked (the int8 rule) by export_litert before it is published
     config = litert.open_config(written)
     record = {"format": "litert", "quantize": quantize, "kind": info["kind"], "written": written}
     print_json({**record, "quality": config.get("quality")}, indent=None)
