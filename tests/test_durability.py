@@ -522,8 +522,6 @@ def test_mixed_float16_non_finite_moments_count_as_divergence_and_are_never_save
 
 # Issue 56 item 10: one folder swap everywhere, undone at the next start after a kill -9.
 
-_WORDS = "the food was good bad slow quick".split()
-
 
 def old_copy(final):
     return final.with_name(f".{final.name}.old")
@@ -544,31 +542,12 @@ def _kill_between_renames(final):
     assert not final.exists() and old_copy(final).is_dir()  # only the old copy is left
 
 
-def _tiny_classifier():
-    from electra_tf.data.vocabulary import SPECIAL_TOKENS
-    from electra_tf.models.encoder import ElectraEncoder
-    from electra_tf.tasks.text_classifier import ElectraTextClassifier
-    from electra_tf.tasks.text_classifier_preprocessor import ElectraTextClassifierPreprocessor
-
-    tf.keras.utils.set_random_seed(3)
-    tokens = list(SPECIAL_TOKENS) + _WORDS
-    encoder = ElectraEncoder(
-        vocabulary_size=len(tokens), num_layers=1, hidden_dim=8, embedding_dim=8, num_heads=2,
-        intermediate_dim=16, max_sequence_length=16,
-    )  # fmt: skip
-    preprocessor = ElectraTextClassifierPreprocessor(tokens, sequence_length=16)
-    model = ElectraTextClassifier(encoder, ["bad", "good"], "classification", preprocessor)
-    model.build()
-    return model
-
-
 def test_a_publish_killed_between_its_renames_is_put_back_by_predict_and_export(tmp_path):
-    from electra_tf.finetuning.predict import open_predictor
-    from electra_tf.tasks.model_folder import write_model_folder
+    from helpers import tiny_finetuned_run
 
-    run, out = tmp_path / "run", tmp_path / "out"
-    info = {"kind": "classification", "labels": ["bad", "good"], "pair": False, "task": "food"}
-    write_model_folder(_tiny_classifier(), run / "model", info)
+    from electra_tf.finetuning.predict import open_predictor
+
+    run, out = tiny_finetuned_run(tmp_path / "run"), tmp_path / "out"
     texts = ["the food was good", "bad slow food", "quick"]
     want = open_predictor(run)(texts)
     _kill_between_renames(run / "model")  # a finetune resume republishing the kept model
