@@ -186,6 +186,21 @@ def tiny_finetuned_run(run, words=("the", "food", "was", "good", "bad", "slow", 
     return Path(run)
 
 
+def kill_between_renames(final):
+    """Republishes the folder `final` in a child process (`publish_kill_child.py`) that
+    SIGKILLs itself between the swap's two renames; checks that only `.<name>.old` is left."""
+    import signal
+    import subprocess
+    import sys
+
+    final = Path(final)
+    env = dict(os.environ, PYTHONPATH=str(TESTS.parent), TF_CPP_MIN_LOG_LEVEL="3")
+    command = [sys.executable, str(TESTS / "publish_kill_child.py"), str(final)]
+    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == -signal.SIGKILL, result.stderr[-2000:]
+    assert not final.exists() and final.with_name(f".{final.name}.old").is_dir()
+
+
 def shuffle_warnings(recorded):
     """Keras's "`shuffle=True` was passed, but will be ignored" warnings among `recorded`.
 

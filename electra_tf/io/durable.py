@@ -3,7 +3,10 @@
 Every artifact this package publishes (checkpoints, prepared data, fine-tuned
 models, exports) is written under a scratch name, synced to disk, and then
 renamed into place; the folder holding it is synced after the rename, so a
-power cut leaves either the old artifact or the new one. A folder can carry a
+power cut leaves either the old artifact or the new one. A folder replacing another
+is swapped in by `publish_folder`, the package's one folder swap (an atomic exchange
+where the file system has one, else two renames that `recover_folder` finishes or
+undoes at the next start of whatever reads or writes the folder). A folder can carry a
 record (`record.json`: the size and SHA-256 of every file in it, written last),
 which `verify_record` checks before anything trusts the folder.
 

@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 import pytest
-from helpers import tiny_config, write_lines
+from helpers import kill_between_renames, tiny_config, write_lines
 
 from electra_tf.cli import main
 from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
@@ -58,6 +58,13 @@ def test_finetune_export_and_predict_from_the_command_line(tmp_path, capsys):
     before = (run / "model" / "record.json").read_text()
     assert main(finetune) == 0
     assert (run / "model" / "record.json").read_text() == before
+    # A kill -9 between the two renames of republishing model/ leaves only .model.old: the
+    # resume puts that folder back (the same files) instead of rebuilding it.
+    kept = (run / "model" / "model.keras").stat().st_ino
+    kill_between_renames(run / "model")
+    assert main(finetune) == 0
+    assert (run / "model" / "model.keras").stat().st_ino == kept
+    assert not (run / ".model.old").exists()
     capsys.readouterr()
 
     assert main(["export", "--checkpoint", str(run), "--out", str(tmp_path / "serving")]) == 0
