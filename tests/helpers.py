@@ -161,6 +161,46 @@ def scratch_init(vocabulary_size, vocab_file):
     return Initialization("scratch", encoder, None, str(vocab_file))
 
 
+def tiny_finetuned_run(run, words=("the", "food", "was", "good", "bad", "slow", "quick")):
+    """A fine-tuned run folder (`run/model/`) holding an untrained hidden-8, one-layer
+    "bad"/"good" text classifier of task "food", written as `finetune` writes it; no training."""
+    import keras
+
+    from electra_tf.data.vocabulary import SPECIAL_TOKENS
+    from electra_tf.models.encoder import ElectraEncoder
+    from electra_tf.tasks.model_folder import write_model_folder
+    from electra_tf.tasks.text_classifier import ElectraTextClassifier
+    from electra_tf.tasks.text_classifier_preprocessor import ElectraTextClassifierPreprocessor
+
+    keras.utils.set_random_seed(3)
+    tokens = list(SPECIAL_TOKENS) + list(words)
+    encoder = ElectraEncoder(
+        vocabulary_size=len(tokens), num_layers=1, hidden_dim=8, embedding_dim=8, num_heads=2,
+        intermediate_dim=16, max_sequence_length=16,
+    )  # fmt: skip
+    preprocessor = ElectraTextClassifierPreprocessor(tokens, sequence_length=16)
+    model = ElectraTextClassifier(encoder, ["bad", "good"], "classification", preprocessor)
+    model.build()
+    info = {"kind": "classification", "labels": ["bad", "good"], "pair": False, "task": "food"}
+    write_model_folder(model, Path(run) / "model", {**info, "max_seq_length": 16})
+    return Path(run)
+
+
+def kill_between_renames(final):
+    """Republishes the folder `final` in a child process (`publish_kill_child.py`) that
+    SIGKILLs itself between the swap's two renames; checks that only `.<name>.old` is left."""
+    import signal
+    import subprocess
+    import sys
+
+    final = Path(final)
+    env = dict(os.environ, PYTHONPATH=str(TESTS.parent), TF_CPP_MIN_LOG_LEVEL="3")
+    command = [sys.executable, str(TESTS / "publish_kill_child.py"), str(final)]
+    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == -signal.SIGKILL, result.stderr[-2000:]
+    assert not final.exists() and final.with_name(f".{final.name}.old").is_dir()
+
+
 def shuffle_warnings(recorded):
     """Keras's "`shuffle=True` was passed, but will be ignored" warnings among `recorded`.
 

@@ -518,3 +518,30 @@ def test_mixed_float16_non_finite_moments_count_as_divergence_and_are_never_save
         checkpointer.save(1)
     assert _names(tmp_path / "checkpoints") == []
     assert _fp16_steps(checkpointer, 1, batch) == [1.0]
+
+
+# Issue 56 item 10: one folder swap everywhere, undone at the next start after a kill -9.
+
+
+def test_a_publish_killed_between_its_renames_is_put_back_by_predict_and_export(tmp_path):
+    from helpers import kill_between_renames, tiny_finetuned_run
+
+    from electra_tf.finetuning.predict import open_predictor
+
+    def old_copy(final):
+        return final.with_name(f".{final.name}.old")
+
+    run, out = tiny_finetuned_run(tmp_path / "run"), tmp_path / "out"
+    texts = ["the food was good", "bad slow food", "quick"]
+    want = open_predictor(run)(texts)
+    kill_between_renames(run / "model")  # a finetune resume republishing the kept model
+    assert open_predictor(run)(texts) == want  # predict puts it back, then reads it
+    assert not old_copy(run / "model").exists()
+    kill_between_renames(run / "model")
+    assert main(["export", "--checkpoint", str(run), "--out", str(out)]) == 0  # put back too
+    version = out / "food" / "1"
+    assert (run / "model" / "finetuned.json").is_file() and version.is_dir()
+    kill_between_renames(version)  # a second export of the same version, killed
+    rows = open_predictor(out)(texts)  # predict on the export's base folder puts it back
+    assert [r["label"] for r in rows] == [r["label"] for r in want]
+    assert version.is_dir() and not old_copy(version).exists()

@@ -20,7 +20,7 @@ from test_fault_injection import SENTENCES, _children
 from electra_tf.data.corpus import CorpusError, TextSource
 from electra_tf.data.prepare import prepare_corpus
 from electra_tf.data.tfrecords import DataError, Manifest, resolve_files
-from electra_tf.io import folders
+from electra_tf.io import durable, folders
 
 
 def _corpus(folder, documents=40, sentences=6, seed=0):
@@ -120,7 +120,7 @@ class _Killed(BaseException):
 
 
 class _Module:
-    """A module for `electra_tf.io.folders` with some functions replaced."""
+    """A module for `electra_tf.io.durable` with some functions replaced."""
 
     def __init__(self, module, **replaced):
         self.module, self.replaced = module, replaced
@@ -133,8 +133,9 @@ def _second_rename_kills():
     renames = []
 
     def replace(source, target):
-        renames.append(source)
-        if len(renames) == 2:
+        if os.path.isdir(source):  # a folder's rename (files are written through renames too)
+            renames.append(source)
+        if len(renames) >= 2:  # killed: no rename from the second on (nor any undo)
             raise _Killed
         os.replace(source, target)
 
@@ -146,8 +147,8 @@ def test_a_swap_killed_between_its_two_renames_is_undone_at_the_next_start(tmp_p
     out = tmp_path / "data"
     _prepare(corpus, out)
     before = _digest(out)
-    monkeypatch.setattr(folders, "exchange", lambda first, second: False)  # no RENAME_EXCHANGE
-    monkeypatch.setattr(folders, "os", _second_rename_kills())
+    monkeypatch.setattr(durable, "exchange", lambda first, second: False)  # no RENAME_EXCHANGE
+    monkeypatch.setattr(durable, "os", _second_rename_kills())
     with pytest.raises(_Killed):
         _prepare(corpus, out, seed=7)
     monkeypatch.undo()
@@ -181,8 +182,8 @@ def test_a_kill_after_the_atomic_swap_leaves_the_new_folder_and_an_untrusted_old
         inode["data"] = os.stat(out).st_ino
         raise _Killed
 
-    monkeypatch.setattr(folders, "fsync_tree", synced)
-    monkeypatch.setattr(folders, "shutil", _Module(shutil, rmtree=killed_while_deleting))
+    monkeypatch.setattr(durable, "fsync_tree", synced)
+    monkeypatch.setattr(durable, "shutil", _Module(shutil, rmtree=killed_while_deleting))
     with pytest.raises(_Killed):
         _prepare(corpus, out, seed=7)
     monkeypatch.undo()

@@ -52,7 +52,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         "--seq-length",
         type=int,
-        help="packed length of the text inputs (default 128; a fine-tuned run: its own)",
+        help="packed length of the text inputs (default 128; a fine-tuned run serves the length "
+        "it was fine-tuned with and refuses the flag)",
     )
     parser.add_argument(
         "--no-lower-case",
@@ -68,9 +69,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         "--kernel-layout",
         choices=["auto", "transposed", "plain"],
-        default="auto",
         help="serving and all: store ELECTRA-Small's 256->1024 feed-forward kernels transposed "
-        "too, faster on oneDNN's AVX2 matmul (auto: when this machine's oneDNN runs AVX2)",
+        "too, faster on oneDNN's AVX2 matmul (default auto: when this machine's oneDNN runs AVX2)",
     )
     parser.add_argument(
         "--allow-suspect",
@@ -78,6 +78,38 @@ def add_parser(subparsers) -> None:
         help="export a checkpoint written while its run was in trouble (refused by default)",
     )
     parser.set_defaults(handler=run)
+
+
+#: The pre-training export's flags that a fine-tuned run's export has no use for: why, and
+#: what to do instead (each refused in one sentence rather than ignored).
+_NOT_FOR_FINETUNED = {
+    "xla": ("--xla", "is not yet available for fine-tuned runs (their SavedModel runs without "
+            "XLA); drop it"),
+    "kernel_layout": ("--kernel-layout", "applies to pre-training checkpoints' encoder exports "
+                      "only; drop it"),
+    "vocab_file": ("--vocab-file", "does not apply to a fine-tuned run, which carries the "
+                   "vocabulary it was fine-tuned with; drop it"),
+    "no_lower_case": ("--no-lower-case", "does not apply to a fine-tuned run, which carries the "
+                      "casing it was fine-tuned with; drop it"),
+    "allow_suspect": ("--allow-suspect", "applies to pre-training checkpoints only (a "
+                      "fine-tuned run keeps its best epoch); drop it"),
+}  # fmt: skip
+
+
+def _refuse_unused(args, model) -> None:
+    """One sentence for a flag a fine-tuned run's export would otherwise ignore."""
+    from electra_tf.config import ConfigError
+
+    for name, (flag, why) in _NOT_FOR_FINETUNED.items():
+        if getattr(args, name) not in (None, False):
+            raise ConfigError(f"{flag} {why}.")
+    if args.seq_length is not None:
+        length = model.preprocessor.sequence_length
+        raise ConfigError(
+            f"--seq-length does not apply to a fine-tuned run: its export reads the {length} "
+            "tokens it was fine-tuned with, as `predict` does; drop it (or fine-tune again with "
+            "another max_seq_length)."
+        )
 
 
 def _export_finetuned(args) -> int:
@@ -90,6 +122,7 @@ def _export_finetuned(args) -> int:
             f"A fine-tuned run exports as --format serving or litert (not {args.format!r})."
         )
     model, info = load_finetuned(args.checkpoint)
+    _refuse_unused(args, model)
     if args.format == "litert":
         return _export_litert(model, info, args)
     written = export_finetuned(
@@ -98,30 +131,34 @@ def _export_finetuned(args) -> int:
         args.out,
         model_name=args.model_name or info.get("task") or "classifier",
         version=args.version,
-        seq_length=args.seq_length,
     )
     print_json({"format": "serving", "kind": info["kind"], "written": written}, indent=None)
     return 0
 
 
 def _export_litert(model, info, args) -> int:
-    from electra_tf.tasks import litert, litert_quality
+    from electra_tf.tasks import litert
 
     quantize = None if args.quantize == "none" else args.quantize
-
-    def check(folder):  # measured on the run's files before the folder is published
-        report = litert_quality.measure(model, info, litert.open_litert(folder)[0])
-        litert_quality.decide(report, quantize, force=args.force)
-        return report
-
     written = litert.export_litert(
         model, info, args.out, model_name=args.model_name or info.get("task") or "classifier",
-        quantize=quantize, seq_length=args.seq_length, check=check,
+        quantize=quantize, force=args.force,
     )  # fmt: skip
+    # measured and checked (the int8 rule) by export_litert before it is published
     config = litert.open_config(written)
     record = {"format": "litert", "quantize": quantize, "kind": info["kind"], "written": written}
     print_json({**record, "quality": config.get("quality")}, indent=None)
     return 0
+
+
+def _refuse_litert_flags(args) -> None:
+    """--quantize and --force shape a LiteRT export only: one sentence elsewhere."""
+    from electra_tf.config import ConfigError
+
+    if args.format != "litert":
+        for flag, given in (("--quantize", args.quantize != "none"), ("--force", args.force)):
+            if given:
+                raise ConfigError(f"{flag} applies to --format litert only; drop it.")
 
 
 def run(args) -> int:
@@ -129,6 +166,7 @@ def run(args) -> int:
     from electra_tf.serving.formats import export_model
     from electra_tf.tasks.initialization import source_kind
 
+    _refuse_litert_flags(args)
     if source_kind(args.checkpoint) == "finetuned":
         return _export_finetuned(args)
     if args.format == "litert":
@@ -150,7 +188,7 @@ def run(args) -> int:
         seq_length=args.seq_length or 128,
         lower_case=False if args.no_lower_case else None,
         jit_compile=args.xla,
-        kernel_layout=args.kernel_layout,
+        kernel_layout=args.kernel_layout or "auto",
     )
     if args.format == "all":
         print_json(written)

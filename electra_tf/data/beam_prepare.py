@@ -19,7 +19,8 @@ output. A vocabulary to learn is learned as a one-element pipeline from the same
 sample a local run reads. With no `--runner` in `beam_options`, Beam's local
 `FnApiRunner` runs it in `workers` processes (the `DirectRunner` would first try the
 Prism runner, which downloads a binary). The output folder must be one the driver and
-every worker see (any local folder for the local runner; a shared mount on a cluster);
+every worker see: any local folder for a local runner; for any other runner (Dataflow,
+Flink, Spark, ...) a local folder is refused before the job starts (`check_output`);
 the inputs may be on any filesystem Beam's `FileSystems` reads (gs://, s3://, ... listed
 by `corpus_sources(..., remote=True)`: `electra_tf.data.remote_files`). An output on
 such a filesystem is written as a new version under it (`electra_tf.data.beam_output`):
@@ -69,6 +70,8 @@ __all__ = [
     "default_beam_options",
     "pipeline_options",
     "check_runner",
+    "runner_name",
+    "check_output",
     "run_on_beam",
     "learn_on_beam",
 ]
@@ -113,6 +116,52 @@ def check_runner(runner: str, sources) -> None:
             "--runner beam reads text and JSON Lines files (--input); prepare a TFDS dataset "
             "with --runner local."
         )
+
+
+#: Beam's runners that run on this machine, where a local --output-dir is seen by every
+#: worker (by their short names: "DirectRunner", "direct" and a dotted path all count).
+LOCAL_RUNNERS = ("direct", "fnapi", "bundlebaseddirect", "switchingdirect", "prism")
+
+
+def runner_name(beam_options) -> str | None:
+    """The runner `beam_options` names (`--runner=X` or `--runner X`), or None.
+
+    >>> runner_name(["--project=p", "--runner", "DataflowRunner"])
+    'DataflowRunner'
+    >>> runner_name(["--direct_num_workers=2"]) is None
+    True
+    """
+    options = [str(option) for option in beam_options or ()]
+    for number, option in enumerate(options):
+        if option.startswith("--runner="):
+            return option.split("=", 1)[1]
+        if option == "--runner" and number + 1 < len(options):
+            return options[number + 1]
+    return None
+
+
+def _is_local(runner: str) -> bool:
+    """Whether `runner` runs on this machine.
+
+    >>> [_is_local(name) for name in ("DirectRunner", "fnapi", "DataflowRunner", "FlinkRunner")]
+    [True, True, False, False]
+    """
+    short = runner.rsplit(".", 1)[-1].lower()
+    short = short.removesuffix("runner")
+    return short in LOCAL_RUNNERS
+
+
+def check_output(beam_options, output_dir) -> None:
+    """Raises a `CorpusError` when `beam_options` name a runner off this machine (Dataflow,
+    Flink, Spark, ...) and `output_dir` is a local folder, which its workers cannot write:
+    refused before anything is contacted or started."""
+    runner = runner_name(beam_options)
+    if runner is None or _is_local(runner) or is_remote(str(output_dir)):
+        return
+    raise CorpusError(
+        f"--output-dir {output_dir} is a local folder, which the workers of --runner={runner} "
+        "cannot write; give a gs:// (or another object store's) --output-dir."
+    )
 
 
 def _tag_cut(cut):

@@ -191,9 +191,10 @@ def prepare_corpus(
     )  # fmt: skip
     _check_learner(plan)
     if runner != "local":  # "beam", or a name checked there
-        from electra_tf.data.beam_prepare import check_runner
+        from electra_tf.data.beam_prepare import check_output, check_runner
 
         check_runner(runner, sources)
+        check_output(beam_options, output_dir)  # a cluster's workers never see a local folder
     else:  # reads with `open`: a source made with remote=True may hold gs://... files
         remote = [f for source in sources for f in getattr(source, "files", ()) if is_remote(f)]
         if remote:

@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 
 from electra_tf.config import ConfigError
+from electra_tf.io.durable import recover_within
 from electra_tf.tasks.registry import get_kind
 
 __all__ = ["open_predictor", "predict_rows", "read_inputs", "check_batch_size"]
@@ -117,6 +118,7 @@ def open_predictor(path, num_threads: int | None = None):
     export; its `kind` (the registered kind), `pair` and `info` say what it reads.
     `num_threads`: the LiteRT interpreter's (default: its own choice)."""
     path = Path(path)
+    recover_within(path, depth=2)  # a model or version folder whose publishing was killed
     if not path.exists():
         raise ConfigError(f"{path} does not exist; give a fine-tuned run folder or its export.")
     export = _export_folder(path)

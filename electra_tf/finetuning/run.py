@@ -30,7 +30,7 @@ from electra_tf.datasets.sources import task_splits
 from electra_tf.datasets.tasks import Task, get_task
 from electra_tf.finetuning.engine import train_seed
 from electra_tf.finetuning.request import check_request
-from electra_tf.io.durable import write_atomic
+from electra_tf.io.durable import recover_folder, write_atomic
 from electra_tf.tasks.config import FinetuneConfig, load_finetune_recipe
 from electra_tf.tasks.initialization import Initialization, load_initialization
 from electra_tf.tasks.model_folder import read_model_info, write_model_folder
@@ -272,6 +272,7 @@ def finetune(
     source = os.path.abspath(init.source) if os.path.exists(init.source) else init.source
     request = {"task": task.name, "init": source, "config": settings, **(request or {})}
     check_request(folder, request)
+    recover_folder(folder / "model")  # a kept model whose publishing was killed midway
     log = (lambda line: progress(f"[finetune] {task.name} {line}")) if progress else None
     _log_rates(log, init, config)
     info = _model_info(task, init, config, request)

@@ -3,7 +3,10 @@
 Every artifact this package publishes (checkpoints, prepared data, fine-tuned
 models, exports) is written under a scratch name, synced to disk, and then
 renamed into place; the folder holding it is synced after the rename, so a
-power cut leaves either the old artifact or the new one. A folder can carry a
+power cut leaves either the old artifact or the new one. A folder replacing another
+is swapped in by `publish_folder`, the package's one folder swap (an atomic exchange
+where the file system has one, else two renames that `recover_folder` finishes or
+undoes at the next start of whatever reads or writes the folder). A folder can carry a
 record (`record.json`: the size and SHA-256 of every file in it, written last),
 which `verify_record` checks before anything trusts the folder.
 
@@ -26,6 +29,7 @@ True
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import hashlib
 import json
@@ -40,7 +44,11 @@ __all__ = [
     "write_atomic",
     "write_record",
     "verify_record",
+    "exchange",
+    "old_copy",
     "publish_folder",
+    "recover_folder",
+    "recover_within",
     "publishing",
     "remove_folder",
     "probe_writable",
@@ -157,16 +165,53 @@ def verify_record(folder, required=()) -> str | None:
     return None
 
 
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def exchange(first, second) -> bool:
+    """Swaps two paths in one atomic rename; False where the system cannot (nothing moved)."""
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (AttributeError, OSError):
+        return False
+    result = renameat2(
+        _AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second), _RENAME_EXCHANGE
+    )
+    if result == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EXDEV):
+        return False
+    raise OSError(code, os.strerror(code), os.fspath(first))
+
+
+def old_copy(final) -> Path:
+    """Where a swap keeps the folder it replaces between its two renames: `.<name>.old`."""
+    final = Path(final)
+    return final.with_name(f".{final.name}.old")
+
+
 def publish_folder(scratch, final) -> Path:
     """Moves a finished scratch folder to `final`, synced, replacing what was there.
 
-    The scratch folder's files are synced before the rename and the parent folder
-    after it. An existing `final` is first renamed to `.<name>.old` and deleted
-    only once the new folder is in place.
+    The scratch folder's files are synced before the swap and the parent folder
+    after it. An existing `final` is exchanged with the scratch folder in one
+    `renameat2(RENAME_EXCHANGE)` call where the file system has it (Linux ext4,
+    xfs, btrfs, tmpfs), so readers see the old folder or the new one and nothing in
+    between; the old one, now under the scratch name, is then deleted. Elsewhere it
+    is renamed to `.<name>.old` first and deleted once the new folder is in place;
+    a kill between those two renames leaves only `.<name>.old`, which
+    `recover_folder` puts back at the next start of whatever reads or writes `final`.
     """
     scratch, final = Path(scratch), Path(final)
     fsync_tree(scratch)
-    old = final.with_name(f".{final.name}.old")
+    recover_folder(final)  # an earlier swap killed between its renames
+    if final.exists() and exchange(scratch, final):
+        fsync_path(final.parent)
+        shutil.rmtree(scratch, ignore_errors=True)
+        return final
+    old = old_copy(final)
     moved = final.exists()
     if moved:
         shutil.rmtree(old, ignore_errors=True)
@@ -182,6 +227,43 @@ def publish_folder(scratch, final) -> Path:
     return final
 
 
+def recover_folder(final) -> str | None:
+    """Finishes or undoes a `publish_folder` that was killed between its two renames.
+
+    Returns "restored" (the old folder was put back under `final`), "cleared" (the new
+    one was in place; the leftover old copy was deleted) or None (nothing to do). A
+    writer calls it before it publishes (under its lock where it has one); readers call
+    it before they look for the folder.
+    """
+    final = Path(final)
+    old = old_copy(final)
+    if not old.is_dir():
+        return None
+    if final.exists():
+        shutil.rmtree(old, ignore_errors=True)
+        return "cleared"
+    os.replace(old, final)
+    fsync_path(final.parent)
+    return "restored"
+
+
+def recover_within(folder, depth: int = 1) -> None:
+    """`recover_folder` for `folder` and for every folder a swap left under it, `depth`
+    levels down (a run's `model/`, an export's version folders); a folder that cannot be
+    written is left as it is (what reads it then says what is missing)."""
+    folder = Path(folder)
+    with contextlib.suppress(OSError):
+        recover_folder(folder)
+        if depth <= 0 or not folder.is_dir():
+            return
+        for child in sorted(folder.iterdir()):
+            name = child.name
+            if name.startswith(".") and name.endswith(".old") and child.is_dir():
+                recover_folder(child.with_name(name[1 : -len(".old")]))
+            elif not name.startswith(".") and child.is_dir() and depth > 1:
+                recover_within(child, depth - 1)
+
+
 @contextlib.contextmanager
 def publishing(final):
     """Yields an empty scratch folder beside `final`, published there (synced) on success.
@@ -194,6 +276,8 @@ def publishing(final):
     scratch = final.with_name(f".{final.name}.tmp")
     created = [p for p in (final.parent, *final.parent.parents) if not p.exists()]
     shutil.rmtree(scratch, ignore_errors=True)
+    if not created:
+        recover_folder(final)  # a swap killed between its renames: the old folder back first
     try:
         scratch.mkdir(parents=True)
         yield scratch

@@ -1,12 +1,10 @@
 """One writer per output folder, and a finished folder swapped in by one atomic rename.
 
-`durable.publish_folder` replaces a folder with two renames (old out, new in); a kill
-between them leaves no folder under the final name. `swap_folder` exchanges the
-scratch and final folders in one `renameat2(RENAME_EXCHANGE)` call where the file
-system has it (Linux ext4, xfs, btrfs, tmpfs), so readers see the old folder or the
-new one and nothing in between; elsewhere it falls back to the two renames, and
-`recover_folder`, run under the lock at the next start, puts the old folder back.
-`folder_lock` keeps a second writer out of a folder while the first works on it.
+`swap_folder` is `durable.publish_folder`, the one folder swap of the package: it
+exchanges the scratch and final folders in one `renameat2(RENAME_EXCHANGE)` call where
+the file system has it, and elsewhere falls back to two renames, a kill between which
+`recover_folder` (run under the lock at the next start) undoes. `folder_lock` keeps a
+second writer out of a folder while the first works on it.
 
 Example:
 
@@ -25,20 +23,14 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import errno
 import fcntl
 import os
-import shutil
 import socket
 from pathlib import Path
 
-from electra_tf.io.durable import fsync_path, fsync_tree
+from electra_tf.io.durable import exchange, publish_folder, recover_folder
 
 __all__ = ["FolderBusy", "folder_lock", "swap_folder", "recover_folder", "exchange"]
-
-_RENAME_EXCHANGE = 2
-_AT_FDCWD = -100
 
 
 class FolderBusy(RuntimeError):
@@ -94,64 +86,5 @@ def folder_lock(final, purpose: str):
         os.close(descriptor)
 
 
-def exchange(first, second) -> bool:
-    """Swaps two paths in one atomic rename; False where the system cannot (nothing moved)."""
-    try:
-        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
-    except (AttributeError, OSError):
-        return False
-    result = renameat2(
-        _AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second), _RENAME_EXCHANGE
-    )
-    if result == 0:
-        return True
-    code = ctypes.get_errno()
-    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EXDEV):
-        return False
-    raise OSError(code, os.strerror(code), os.fspath(first))
-
-
-def _old(final: Path) -> Path:
-    return final.with_name(f".{final.name}.old")
-
-
-def swap_folder(scratch, final) -> Path:
-    """Puts the finished `scratch` folder (synced first) at `final`, replacing what was there.
-
-    With an existing `final`, the two are exchanged atomically and the old folder,
-    now under the scratch name, is deleted; without `RENAME_EXCHANGE` the old one is
-    renamed to `.<name>.old` first (see `recover_folder`).
-    """
-    scratch, final = Path(scratch), Path(final)
-    fsync_tree(scratch)
-    if final.exists() and exchange(scratch, final):
-        fsync_path(final.parent)
-        shutil.rmtree(scratch, ignore_errors=True)
-        return final
-    old = _old(final)
-    if final.exists():
-        shutil.rmtree(old, ignore_errors=True)
-        os.replace(final, old)
-    os.replace(scratch, final)
-    fsync_path(final.parent)
-    shutil.rmtree(old, ignore_errors=True)
-    return final
-
-
-def recover_folder(final) -> str | None:
-    """Finishes or undoes a swap that was killed between its two renames.
-
-    Returns "restored" (the old folder was put back under `final`), "cleared" (the new
-    one was in place; the leftover old copy was deleted) or None (nothing to do). Call it
-    holding `folder_lock`.
-    """
-    final = Path(final)
-    old = _old(final)
-    if not old.exists():
-        return None
-    if final.exists():
-        shutil.rmtree(old, ignore_errors=True)
-        return "cleared"
-    os.replace(old, final)
-    fsync_path(final.parent)
-    return "restored"
+#: The package's one folder swap (see `electra_tf.io.durable.publish_folder`).
+swap_folder = publish_folder

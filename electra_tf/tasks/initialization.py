@@ -32,6 +32,7 @@ import numpy as np
 
 from electra_tf.config import ConfigError, load_recipe
 from electra_tf.data.vocabulary import read_vocabulary, special_ids
+from electra_tf.io.durable import recover_within
 from electra_tf.models.encoder import ElectraEncoder
 
 __all__ = [
@@ -113,6 +114,7 @@ def source_kind(spec: str) -> str:
     if spec.startswith("scratch:"):
         return "scratch"
     path = Path(spec)
+    recover_within(path)  # a fine-tuned model folder whose publishing was killed midway
     if not path.exists() and not Path(f"{spec}.index").exists():
         raise ConfigError(f"Initialization {spec} does not exist.")
     if path.is_dir() and (path / FINETUNED_MARKER).exists():

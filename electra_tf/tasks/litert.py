@@ -30,6 +30,7 @@ from electra_tf.config import ConfigError
 from electra_tf.data.inputs import pack_inputs
 from electra_tf.io.durable import os_reason, publishing
 from electra_tf.serving import inference
+from electra_tf.tasks import litert_quality
 from electra_tf.tasks.export import TaskServingModule
 from electra_tf.tasks.registry import get_kind
 
@@ -175,14 +176,20 @@ def open_litert(folder, num_threads: int | None = None):
 
 def export_litert(
     model, info: dict, out_dir, *, model_name: str = "classifier", quantize: str | None = None,
-    seq_length: int | None = None, check=None,
+    seq_length: int | None = None, force: bool = False, check=None,
 ) -> Path:  # fmt: skip
     """Writes `out_dir/<model_name>/model.tflite` and its `electra_config.json`.
 
-    `check(folder) -> dict`, called on the written folder before it is published, may
-    refuse it (raising) or return a report (for example the measured accuracy) that the
-    config keeps as `quality`. Returns the folder; nothing is left behind on failure.
+    Before the folder is published, the written flatbuffer is scored on the run's dev and
+    test files against the Keras model (`litert_quality.measure`; `check(folder) -> dict`
+    gives the report instead when passed), the report is kept in the config as `quality`,
+    and the int8 rule is applied (`litert_quality.decide`): an int8 model that loses more
+    than `MAX_DROP_POINTS` of dev, or whose dev file cannot be read, is refused unless
+    `force`. The `export` command and this function apply the same check. Returns the
+    folder; nothing is left behind on failure or refusal.
     """
+    if check is None and not (info.get("data") or {}).get("dev"):  # refused before converting
+        litert_quality.decide({}, quantize, force=force)
     seq_length = seq_length or model.preprocessor.sequence_length
     module = LiteTextModule(model, pair=info.get("pair", False), seq_length=seq_length)
     flatbuffer, outputs = convert(module, quantize)
@@ -210,12 +217,21 @@ def export_litert(
             vocabulary = "".join(f"{token}\n" for token in model.preprocessor.vocabulary)
             (scratch / "vocab.txt").write_text(vocabulary, "utf-8")  # for callers' own checks
             (scratch / "electra_config.json").write_text(json.dumps(config, indent=2) + "\n")
-            if check is not None:
-                config["quality"] = check(scratch)
-                (scratch / "electra_config.json").write_text(json.dumps(config, indent=2) + "\n")
+            config["quality"] = _quality(model, info, scratch, check)
+            (scratch / "electra_config.json").write_text(json.dumps(config, indent=2) + "\n")
+            litert_quality.decide(config["quality"], quantize, force=force)
     except OSError as error:
         raise ConfigError(
             f"Could not write the LiteRT export into {target.parent} ({os_reason(error)}); free "
             "space or choose a writable --out. Nothing was left there."
         ) from None
     return target
+
+
+def _quality(model, info: dict, folder: Path, check=None) -> dict:
+    """The written flatbuffer's scores on the run's files against the Keras model's."""
+    if check is not None:
+        return check(folder) or {}
+    if not info.get("data"):  # no files recorded: nothing to score (int8 is then refused)
+        return {}
+    return litert_quality.measure(model, info, open_litert(folder)[0])

@@ -26,6 +26,7 @@ from electra_tf.io.durable import (
     ensure_space,
     os_reason,
     publishing,
+    recover_within,
     variables_bytes,
     verify_record,
     write_record,
@@ -84,8 +85,12 @@ def without_optimizer(model):
 
 
 def model_folder_of(path) -> Path:
-    """The model folder of a fine-tuned run (`RUN/model/`) or of the folder itself."""
+    """The model folder of a fine-tuned run (`RUN/model/`) or of the folder itself.
+
+    A model folder whose publishing was killed between its two renames is put back
+    first (`recover_within`)."""
     path = Path(path)
+    recover_within(path)
     for candidate in (path, path / "model"):
         if (candidate / FINETUNED_MARKER).exists():
             return candidate

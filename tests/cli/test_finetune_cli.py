@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 import pytest
-from helpers import tiny_config, write_lines
+from helpers import kill_between_renames, tiny_config, write_lines
 
 from electra_tf.cli import main
 from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
@@ -58,6 +58,13 @@ def test_finetune_export_and_predict_from_the_command_line(tmp_path, capsys):
     before = (run / "model" / "record.json").read_text()
     assert main(finetune) == 0
     assert (run / "model" / "record.json").read_text() == before
+    # A kill -9 between the two renames of republishing model/ leaves only .model.old: the
+    # resume puts that folder back (the same files) instead of rebuilding it.
+    kept = (run / "model" / "model.keras").stat().st_ino
+    kill_between_renames(run / "model")
+    assert main(finetune) == 0
+    assert (run / "model" / "model.keras").stat().st_ino == kept
+    assert not (run / ".model.old").exists()
     capsys.readouterr()
 
     assert main(["export", "--checkpoint", str(run), "--out", str(tmp_path / "serving")]) == 0
@@ -149,3 +156,28 @@ def test_finetune_flags_are_generated_from_the_config():
             assert "--" + field.name.replace("_", "-") in text, field.name
     with pytest.raises(SystemExit):
         parser.parse_args(["finetune", "--init", "x", "--joint-end", "maybe"])
+
+
+@pytest.mark.parametrize(
+    "flags,message",
+    [(["--seq-length", "64"], "--seq-length does not apply to a fine-tuned run: its export "
+      "reads the 16 tokens it was fine-tuned with, as `predict` does"),
+     (["--xla"], "--xla is not yet available for fine-tuned runs"),
+     (["--kernel-layout", "auto"], "--kernel-layout applies to pre-training checkpoints'"),
+     (["--vocab-file", "v.txt"], "--vocab-file does not apply to a fine-tuned run"),
+     (["--no-lower-case"], "--no-lower-case does not apply to a fine-tuned run"),
+     (["--allow-suspect"], "--allow-suspect applies to pre-training checkpoints only"),
+     (["--quantize", "int8"], "--quantize applies to --format litert only"),
+     (["--format", "litert", "--seq-length", "16"], "--seq-length does not apply"),
+     (["--format", "litert", "--xla"], "--xla is not yet available for fine-tuned runs")],
+)  # fmt: skip
+def test_export_flags_a_fine_tuned_run_cannot_honour_are_refused(tmp_path, capsys, flags, message):
+    """Issue 56, 7: each was accepted and ignored (the served QA window then differed from
+    predict's); now one sentence naming the flag, and nothing written."""
+    from helpers import tiny_finetuned_run
+
+    run = tiny_finetuned_run(tmp_path / "run")
+    assert main(["export", "--checkpoint", str(run), "--out", str(tmp_path / "out"), *flags]) == 2
+    error = capsys.readouterr().err
+    assert message in error and error.count("\n") == 1 and "Traceback" not in error, error
+    assert not (tmp_path / "out").exists()

@@ -602,3 +602,60 @@ def test_a_store_tensorflow_reads_gives_the_same_data(local, published):
     records = [r.numpy() for r in tf.data.TFRecordDataset(files[:2])]
     assert records == [r.numpy() for r in tf.data.TFRecordDataset(expected.files[:2])]
     assert len(records) > 0
+
+
+def _no_network(monkeypatch):
+    """Any connection or name lookup, and any pipeline started, fails the test."""
+    import socket
+
+    import apache_beam
+
+    def contacted(*args, **kwargs):
+        raise AssertionError("the refusal came after something was contacted or started")
+
+    monkeypatch.setattr(socket.socket, "connect", contacted)
+    monkeypatch.setattr(socket, "create_connection", contacted)
+    monkeypatch.setattr(socket, "getaddrinfo", contacted)
+    monkeypatch.setattr(apache_beam, "Pipeline", contacted)
+
+
+FLINK = "apache_beam.runners.portability.flink_runner.FlinkRunner"
+
+
+@pytest.mark.parametrize(
+    "options,runner",
+    [(["--runner=DataflowRunner", "--project=p"], "DataflowRunner"),
+     (["--project=p", "--runner", "dataflow"], "dataflow"), ([f"--runner={FLINK}"], FLINK)],
+)  # fmt: skip
+def test_a_cluster_runner_with_a_local_output_folder_is_refused_before_the_job(
+    corpus, tmp_path, monkeypatch, options, runner
+):
+    _no_network(monkeypatch)
+    out = tmp_path / "data"
+    with pytest.raises(CorpusError) as error:
+        _prepare(corpus, out, runner="beam", beam_options=options)
+    assert str(error.value) == (
+        f"--output-dir {out} is a local folder, which the workers of --runner={runner} cannot "
+        "write; give a gs:// (or another object store's) --output-dir."
+    )
+    assert sorted(tmp_path.iterdir()) == []  # no folder, lock or scratch
+
+
+def test_the_cli_refuses_dataflow_into_a_local_folder_in_one_sentence(
+    corpus, tmp_path, monkeypatch, capsys
+):
+    from electra_tf.cli import main
+
+    _no_network(monkeypatch)
+    out = tmp_path / "data"
+    flags = ["prepare", "--output-dir", str(out), "--runner", "beam", "--quiet"]
+    flags += [f"--input={path}" for path in corpus]
+    options = "--runner=DataflowRunner --project=p --region=r --temp_location=gs://b/tmp"
+    assert main([*flags, f"--beam-options={options}"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"electra-tf prepare: --output-dir {out} is a local folder, which the workers of "
+        "--runner=DataflowRunner cannot write; give a gs:// (or another object store's) "
+        "--output-dir."
+    )
+    assert not out.exists()

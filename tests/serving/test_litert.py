@@ -84,7 +84,9 @@ def test_int8_stores_int8_weights_and_stays_close(tmp_path):
     model = _model("classification", hidden=64, intermediate=256)  # kernels over 1,024 values
     info = {"kind": "classification", "pair": False}
     fp32 = export_litert(model, info, tmp_path / "fp32", model_name="m")
-    int8 = export_litert(model, info, tmp_path / "int8", model_name="m", quantize="int8")
+    int8 = export_litert(
+        model, info, tmp_path / "int8", model_name="m", quantize="int8", force=True
+    )  # no dev file to check it on: kept unchecked
     size = {p: (p / "model.tflite").stat().st_size for p in (fp32, int8)}
     kernels = [w for w in model.encoder.weights if len(w.shape) == 2 and np.prod(w.shape) >= 1024]
     kernel_bytes = sum(4 * int(np.prod(w.shape)) for w in kernels)  # float32
@@ -185,3 +187,21 @@ def test_measure_scores_the_runs_files_and_a_refusal_publishes_nothing(tmp_path)
     with pytest.raises(ConfigError, match="int8 loses 1.00 points"):
         export_litert(model, info, tmp_path / "out", model_name="m", quantize="int8", check=check)
     assert not (tmp_path / "out" / "m").exists()
+
+
+def test_the_python_path_checks_int8_as_the_cli_does(tmp_path):
+    model = _model("classification", hidden=8, intermediate=16)
+    labels = ["negative", "neutral", "positive"]
+    rows = [{"text": t, "label": labels[i % 3]} for i, t in enumerate([t for t in TEXTS if t])]
+    (tmp_path / "dev.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    columns = {"text": "text", "label": "label"}
+    info = {"kind": "classification", "pair": False, "columns": columns}
+    with pytest.raises(ConfigError, match=r"Cannot check int8's accuracy on dev \(the run "):
+        export_litert(model, info, tmp_path / "out", model_name="m", quantize="int8")
+    assert not (tmp_path / "out" / "m").exists()  # before: an unchecked int8 model
+    info["data"] = {"dev": {"path": str(tmp_path / "dev.jsonl")}}
+    folder = export_litert(model, info, tmp_path / "out", model_name="m", quantize="int8")
+    keras = np.argmax(model.predict([r["text"] for r in rows], verbose=0), -1)
+    accuracy = float(np.mean(keras == [i % 3 for i in range(len(rows))]))
+    dev = json.loads((folder / "electra_config.json").read_text())["quality"]["dev"]
+    assert dev["rows"] == len(rows) and dev["keras"] == pytest.approx(accuracy, abs=1e-5)
