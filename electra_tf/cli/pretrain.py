@@ -107,7 +107,17 @@ def flag_overrides(args) -> list[str]:
 
 
 def run(args) -> int:
+    import keras
+
     from electra_tf.config import ConfigError, load_recipe
+
+    if keras.config.backend() != "tensorflow":
+        raise ConfigError(
+            f"electra-tf pretrain runs on the TensorFlow backend for now (KERAS_BACKEND is "
+            f"{keras.config.backend()!r}): its data pipeline, checkpoints and resume are "
+            "TensorFlow's; on JAX or PyTorch, train ElectraPretrainer.fit on batches of arrays "
+            "(docs/encoder.md), or unset KERAS_BACKEND."
+        )
     from electra_tf.pretraining.run import (
         config_for_data,
         config_for_vocabulary,

@@ -79,6 +79,7 @@ def main(weights: str, out: str, sampler: str) -> None:
     results["backend"] = np.array(backend.name())
     if backend.name() != "tensorflow":
         results["refusal"] = np.array(refusal(sampler))
+        results["cli_refusal"] = np.array(cli_refusal(os.path.dirname(out)))
     np.savez(out, **results)
 
 
@@ -111,6 +112,22 @@ def refusal(sampler) -> str:
     except Exception as error:  # noqa: BLE001 - the message is what the test reads
         return f"{type(error).__name__}: {error}"
     return ""
+
+
+def cli_refusal(folder) -> str:
+    """What `electra-tf pretrain` says on this backend: its exit code and standard error."""
+    import contextlib
+    import io
+
+    from electra_tf.cli import main as cli_main
+
+    text = os.path.join(folder, "text.txt")
+    with open(text, "w") as handle:
+        handle.write("a line of text\n")
+    error = io.StringIO()
+    with contextlib.redirect_stderr(error):
+        code = cli_main(["pretrain", "--text", text, "--output-dir", os.path.join(folder, "r")])
+    return f"{code} {error.getvalue().strip()}"
 
 
 if __name__ == "__main__":

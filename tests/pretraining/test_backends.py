@@ -106,3 +106,10 @@ def test_tensorflow_only_objectives_are_refused_in_one_sentence(results, backend
     message = str(results[backend]["refusal"])
     assert message.startswith("ConfigError: objective.name='bert_mlm' trains on the TensorFlow")
     assert "electra, electra_15" in message and message.count("\n") == 0
+
+
+@pytest.mark.parametrize("backend", ["jax", "torch"])
+def test_the_pretrain_command_says_it_runs_on_tensorflow(results, backend):
+    message = str(results[backend]["cli_refusal"])
+    assert message.startswith("2 electra-tf pretrain: electra-tf pretrain runs on the TensorFlow")
+    assert f"KERAS_BACKEND is '{backend}'" in message and message.count("\n") == 0
