@@ -359,3 +359,28 @@ def test_each_kind_tells_a_collapse_to_one_value_only_where_the_labels_are_not()
         is None
     )
     assert no_answer_collapse("dev", dict.fromkeys("bcd", ""), {k: [] for k in "bcd"}) is None
+
+
+def test_tagging_scores_note_an_all_o_dev_and_forget_it_once_it_tags():
+    from types import SimpleNamespace
+
+    from electra_tf.datasets.conll import TaggedSentence
+    from electra_tf.tasks.kinds.tagging import Tagging
+
+    dev = [TaggedSentence(("ada", "met", "bob"), ("B-PER", "O", "B-PER")),
+           TaggedSentence(("in", "rome"), ("O", "O"))]  # fmt: skip
+
+    class Tagger:  # stands for the model: predicted tags, and weights to key them by
+        def __init__(self, tags, value):
+            self.tags, self.weights = tags, [keras.Variable(np.full(1, value, np.float32))]
+
+        def predict_labels(self, words, batch_size):
+            return [{"tags": tags, "words_cut": 0} for tags in self.tags]
+
+    job = Tagging(SimpleNamespace(metrics=Tagging.metrics, name="ner"), {"dev": dev})
+    assert job.score(Tagger([["O"] * 3, ["O"] * 2], 0.0), "dev")["f1"] == 0.0
+    assert (
+        job.collapse("dev") == "every dev word is predicted 'O' while 40% of dev words are tagged"
+    )
+    job.score(Tagger([["B-PER", "O", "O"], ["O"] * 2], 1.0), "dev")
+    assert job.collapse("dev") is None
