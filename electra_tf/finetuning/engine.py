@@ -54,7 +54,7 @@ from electra_tf.io.durable import (
 from electra_tf.pretraining.checkpoint import checkpoint_object, first_nonfinite_weight
 from electra_tf.tasks.optimizer import finetuning_optimizer
 
-__all__ = ["EpochSelection", "train_seed", "read_json", "better", "write_best"]
+__all__ = ["EpochSelection", "train_seed", "read_json", "better", "write_best", "collapse_warning"]
 
 _EPOCH = re.compile(r"^epoch-(\d+)$")
 
@@ -93,17 +93,20 @@ class EpochSelection(keras.callbacks.Callback):
         folder: the seed's folder.
         state: `{"history": [...], "best": {...} or None}`, restored on resume.
         patience: stop after this many epochs without a better dev score (0: never).
-        log: called with one line per epoch (None: quiet).
+        log: called with one line per epoch (None: quiet), and one more for an epoch whose
+            dev predictions are all one value while the labels are not (`job.collapse`).
+        config: the run's `FinetuneConfig`, whose epochs and learning rate that line names
+            (None: it names the settings only).
 
     `best_weights` holds the best epoch's weights once this fit has seen it; the last
     epoch's checkpoint may still be publishing until `wait_for_checkpoint()` (called
     when training ends).
     """
 
-    def __init__(self, job, folder: Path, state: dict, patience: int = 0, log=None):
+    def __init__(self, job, folder: Path, state: dict, patience: int = 0, log=None, config=None):
         super().__init__()
         self.job, self.folder, self.state = job, Path(folder), state
-        self.patience, self.log = patience, log
+        self.patience, self.log, self.config = patience, log, config
         self.best_weights, self.best_epoch = None, None
         self._writer, self._failure = None, None
 
@@ -117,6 +120,9 @@ class EpochSelection(keras.callbacks.Callback):
             )
         scores = self.job.score(self.model, self.job.selection)
         entry = {"epoch": epoch + 1, "loss": float((logs or {}).get("loss", math.nan)), **scores}
+        collapse = getattr(self.job, "collapse", lambda split: None)(self.job.selection)
+        if collapse:
+            entry["collapsed"] = True
         self.state["history"].append(entry)
         best = self.state.get("best")
         metric = self.job.main_metric
@@ -132,6 +138,8 @@ class EpochSelection(keras.callbacks.Callback):
             shown = ", ".join(f"{k} {v:.4f}" for k, v in scores.items())
             mark = " (best)" if since == 0 else ""
             self.log(f"epoch {entry['epoch']}: loss {entry['loss']:.4f}, dev {shown}{mark}")
+            if collapse:
+                self.log(collapse_warning(entry["epoch"], collapse, self.config))
         if stop:
             self.model.stop_training = True
 
@@ -182,6 +190,23 @@ class EpochSelection(keras.callbacks.Callback):
         failure, self._failure = self._failure, None
         if failure is not None:
             raise failure
+
+
+def collapse_warning(epoch: int, collapse: str, config=None) -> str:
+    """The run log's sentence for an epoch whose dev predictions collapsed to one value.
+
+    >>> collapse_warning(1, "every dev prediction is 'neg' while only 80% of dev rows are 'neg'")
+    "epoch 1: every dev prediction is 'neg' while only 80% of dev rows are 'neg': the model \
+has not learned to tell its inputs apart yet; try more epochs (--set epochs=...) or a higher \
+learning rate (--set learning_rate=...)."
+    """
+    epochs = f" than {config.epochs}" if config is not None else ""
+    rate = f" than {config.learning_rate:g}" if config is not None else ""
+    return (
+        f"epoch {epoch}: {collapse}: the model has not learned to tell its inputs apart yet; try "
+        f"more epochs{epochs} (--set epochs=...) or a higher learning rate{rate} "
+        "(--set learning_rate=...)."
+    )
 
 
 def _unwritten(final: Path, error: BaseException) -> ConfigError:
@@ -296,7 +321,7 @@ def train_seed(job, init, config, seed: int, folder, log=None, trained=None) -> 
     start, state = _resume(model, folder, log)
     selection = None
     if start < config.epochs and not state.get("stopped"):
-        selection = EpochSelection(job, folder, state, config.patience, log)
+        selection = EpochSelection(job, folder, state, config.patience, log, config)
         try:
             job.fit(model, config, seed, initial_epoch=start, callbacks=[selection])
         except BaseException:
@@ -314,7 +339,7 @@ def train_seed(job, init, config, seed: int, folder, log=None, trained=None) -> 
         "train_loss": [entry["loss"] for entry in state["history"]],
     }
     # The chosen split was scored with these weights when they were best; the others now.
-    chosen = {k: v for k, v in state["best"].items() if k not in ("epoch", "loss")}
+    chosen = {k: v for k, v in state["best"].items() if k not in ("epoch", "loss", "collapsed")}
     for split in job.splits():
         result[split] = chosen if split == job.selection else job.score(model, split)
     write_atomic(folder / "result.json", json.dumps(result, indent=2) + "\n")

@@ -21,7 +21,15 @@ from typing import NamedTuple
 from electra_tf.config import ConfigError
 from electra_tf.tasks.registry import get_kind, kind_names
 
-__all__ = ["Kind", "Inputs", "infer_kind", "label_order", "row_of", "weights_digest"]
+__all__ = [
+    "Kind",
+    "Inputs",
+    "infer_kind",
+    "label_order",
+    "no_answer_collapse",
+    "row_of",
+    "weights_digest",
+]
 
 #: Sets of outputs per split that `Kind.remembered` keeps (one per epoch of a usual run).
 REMEMBERED = 12
@@ -224,6 +232,17 @@ class Kind:
                 memory.pop(next(iter(memory)))
         return memory[key]
 
+    def collapse(self, split: str) -> str | None:
+        """What the last `score` of `split` found its predictions collapsed to, as a phrase
+        ("every dev prediction is 'neg' while only 80% of dev rows are 'neg'"), or None when
+        they are not all one value, the labels are all one value too, or the kind does not
+        tell (regression). Read from the predictions that scoring made: no other pass."""
+        return self.__dict__.get("_collapse", {}).get(split)
+
+    def note_collapse(self, split: str, phrase: str | None) -> None:
+        """Records what `collapse(split)` returns until `split` is scored again."""
+        self.__dict__.setdefault("_collapse", {})[split] = phrase
+
     def cut_rows(self, model, split: str) -> int:
         """How many rows of `split` are longer than the model reads (0 where nothing is cut:
         tagging counts `words_cut` in its scores, question answering reads windows)."""
@@ -298,6 +317,20 @@ class Kind:
         if pair:
             specs.append(tf.TensorSpec([None], tf.string, name="text_pair"))
         return specs
+
+
+def no_answer_collapse(split: str, answers: dict, references: dict) -> str | None:
+    """The collapse phrase of question answering: every predicted answer in `answers`
+    ({qid: text}) is empty while some `references` ({qid: [gold answers]}) are not."""
+    if any(answers.values()) or not answers:
+        return None
+    answerable = sum(1 for gold in references.values() if any(gold))
+    if not answerable:
+        return None
+    share = answerable / len(references)
+    return (
+        f"every {split} answer is empty (no answer) while {share:.0%} of {split} questions have one"
+    )
 
 
 def _values(label) -> list:

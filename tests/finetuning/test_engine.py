@@ -294,3 +294,93 @@ def test_outputs_are_computed_once_per_set_of_weights():
         kind.remembered(model, "dev", compute)
     model.set_weights(kept)
     assert kind.remembered(model, "dev", compute) == len(calls)  # computed again
+
+
+@pytest.mark.parametrize("collapsed", [True, False])
+def test_an_epoch_whose_dev_predictions_are_all_one_class_is_told_in_the_log(
+    tmp_path, monkeypatch, collapsed
+):
+    from electra_tf.tasks.kinds.classification import Classification
+
+    def one_class(cls, outputs):  # all "neg" (class 0), or both classes in turn
+        rows = len(np.asarray(outputs))
+        return np.zeros(rows, np.int64) if collapsed else np.arange(rows) % 2
+
+    monkeypatch.setattr(Classification, "metric_inputs", classmethod(one_class))
+    vocab, train, dev = _files(tmp_path, n=40)
+    lines = []
+    _run(tmp_path, "run", vocab, train, dev, "epochs=2", progress=lines.append)
+    warned = [line for line in lines if "every dev prediction is 'neg'" in line]
+    (result,) = (tmp_path / "run" / "seeds").glob("seed-*/result.json")
+    history = json.loads(result.read_text())
+    if not collapsed:
+        assert warned == [] and not any("collapsed" in e for e in history["history"])
+        return
+    share = sum(line.endswith(",neg") for line in dev.read_text().splitlines()) / 10
+    assert len(warned) == 2 and warned[0].endswith(
+        f"epoch 1: every dev prediction is 'neg' while only {share:.0%} of dev rows are 'neg': "
+        "the model has not learned to tell its inputs apart yet; try more epochs than 2 "
+        "(--set epochs=...) or a higher learning rate than 0.01 (--set learning_rate=...)."
+    )
+    assert [e["collapsed"] for e in history["history"]] == [True, True]
+    assert "collapsed" not in history["dev"]
+
+
+def test_each_kind_tells_a_collapse_to_one_value_only_where_the_labels_are_not():
+    from electra_tf.tasks.kind import no_answer_collapse
+    from electra_tf.tasks.kinds.classification import Classification
+    from electra_tf.tasks.kinds.multi_label import MultiLabel
+    from electra_tf.tasks.kinds.tagging import _tag_collapse
+
+    labels = ["neg", "pos"]
+    gold = np.array([0, 0, 0, 1])
+    assert Classification.collapsed("dev", gold, np.ones(4), labels) == (
+        "every dev prediction is 'pos' while only 25% of dev rows are 'pos'"
+    )
+    assert Classification.collapsed("dev", gold, np.array([0, 1, 0, 0]), labels) is None
+    assert Classification.collapsed("dev", np.zeros(4), np.zeros(4), labels) is None
+    rows = np.array([[1, 0], [1, 1], [1, 0]], np.float32)
+    assert MultiLabel.collapsed("dev", rows, np.array([[1, 0]] * 3), ["a", "b"]) == (
+        "every dev prediction is the label set {a} while only 67% of dev rows have it"
+    )
+    assert MultiLabel.collapsed("dev", rows, rows, ["a", "b"]) is None
+    tags = [["B-PER", "I-PER", "O", "O"], ["O"] * 4]
+    assert _tag_collapse("dev", tags, [["O"] * 4] * 2) == (
+        "every dev word is predicted 'O' while 25% of dev words are tagged"
+    )
+    assert _tag_collapse("dev", tags, [["B-PER", "O", "O", "O"], ["O"] * 4]) is None
+    assert _tag_collapse("dev", [["O"] * 4], [["O"] * 4]) is None
+    references = {"a": ["Rome"], "b": [], "c": [], "d": []}
+    assert no_answer_collapse("dev", dict.fromkeys(references, ""), references) == (
+        "every dev answer is empty (no answer) while 25% of dev questions have one"
+    )
+    assert (
+        no_answer_collapse("dev", {**dict.fromkeys(references, ""), "a": "Rome"}, references)
+        is None
+    )
+    assert no_answer_collapse("dev", dict.fromkeys("bcd", ""), {k: [] for k in "bcd"}) is None
+
+
+def test_tagging_scores_note_an_all_o_dev_and_forget_it_once_it_tags():
+    from types import SimpleNamespace
+
+    from electra_tf.datasets.conll import TaggedSentence
+    from electra_tf.tasks.kinds.tagging import Tagging
+
+    dev = [TaggedSentence(("ada", "met", "bob"), ("B-PER", "O", "B-PER")),
+           TaggedSentence(("in", "rome"), ("O", "O"))]  # fmt: skip
+
+    class Tagger:  # stands for the model: predicted tags, and weights to key them by
+        def __init__(self, tags, value):
+            self.tags, self.weights = tags, [keras.Variable(np.full(1, value, np.float32))]
+
+        def predict_labels(self, words, batch_size):
+            return [{"tags": tags, "words_cut": 0} for tags in self.tags]
+
+    job = Tagging(SimpleNamespace(metrics=Tagging.metrics, name="ner"), {"dev": dev})
+    assert job.score(Tagger([["O"] * 3, ["O"] * 2], 0.0), "dev")["f1"] == 0.0
+    assert (
+        job.collapse("dev") == "every dev word is predicted 'O' while 40% of dev words are tagged"
+    )
+    job.score(Tagger([["B-PER", "O", "O"], ["O"] * 2], 1.0), "dev")
+    assert job.collapse("dev") is None

@@ -92,7 +92,9 @@ class TextKind(Kind):
             labels = [e.label for e in self.examples[split]]
             self._targets[split] = self.encode_targets(model.labels, labels)
         predicted = self.metric_inputs(self.outputs(model, split))
-        return {name: METRICS[name](self._targets[split], predicted) for name in self.task.metrics}
+        targets = self._targets[split]
+        self.note_collapse(split, self.collapsed(split, targets, predicted, model.labels))
+        return {name: METRICS[name](targets, predicted) for name in self.task.metrics}
 
     def predictions(self, model, split: str) -> list[dict]:
         """One JSON row per example: the text(s), the prediction, and the gold label if any."""
@@ -134,6 +136,12 @@ class TextKind(Kind):
     def metric_inputs(cls, outputs) -> np.ndarray:
         """What the metrics compare with the targets: class ids, 0/1 rows or scores."""
         raise NotImplementedError
+
+    @classmethod
+    def collapsed(cls, split: str, targets, predicted, labels) -> str | None:
+        """The phrase of `Kind.collapse` from the metrics' targets and inputs (None here:
+        regression does not tell)."""
+        return None
 
     @classmethod
     def decode(cls, outputs, labels) -> list[dict]:

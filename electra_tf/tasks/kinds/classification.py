@@ -62,6 +62,22 @@ class Classification(TextKind):
         return np.argmax(np.asarray(outputs), axis=-1)
 
     @classmethod
+    def collapsed(cls, split: str, targets, predicted, labels) -> str | None:
+        """Every prediction the same label while the targets hold at least two.
+
+        >>> Classification.collapsed("dev", np.array([0, 1, 0]), np.array([0, 0, 0]), ["a", "b"])
+        "every dev prediction is 'a' while only 67% of dev rows are 'a'"
+        """
+        chosen = np.unique(predicted)
+        if len(chosen) != 1 or len(np.unique(targets)) < 2:
+            return None
+        name, share = labels[int(chosen[0])], float(np.mean(targets == chosen[0]))
+        return (
+            f"every {split} prediction is {name!r} while only {share:.0%} of {split} rows "
+            f"are {name!r}"
+        )
+
+    @classmethod
     def decode(cls, outputs, labels) -> list[dict]:
         """Per row: `label` and `probabilities` (name -> p)."""
         outputs = np.asarray(outputs, np.float64)

@@ -73,6 +73,23 @@ class MultiLabel(TextKind):
         return (np.asarray(outputs) >= 0.0).astype(np.float32)
 
     @classmethod
+    def collapsed(cls, split: str, targets, predicted, labels) -> str | None:
+        """Every row predicting the same label set while the targets hold at least two.
+
+        >>> MultiLabel.collapsed("dev", np.eye(2), np.zeros((2, 2)), ["a", "b"])
+        'every dev prediction is the label set {} while only 0% of dev rows have it'
+        """
+        chosen = np.unique(predicted, axis=0)
+        if len(chosen) != 1 or len(np.unique(targets, axis=0)) < 2:
+            return None
+        names = ", ".join(labels[i] for i in np.flatnonzero(chosen[0]))
+        share = float(np.mean(np.all(targets == chosen[0], axis=1)))
+        return (
+            f"every {split} prediction is the label set {{{names}}} while only {share:.0%} of "
+            f"{split} rows have it"
+        )
+
+    @classmethod
     def gold(cls, labels, label):
         return [str(v) if isinstance(v, str) else labels[int(v)] for v in label]
 

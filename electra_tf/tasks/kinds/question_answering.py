@@ -39,7 +39,7 @@ from pathlib import Path
 from electra_tf.config import ConfigError
 from electra_tf.datasets import squad
 from electra_tf.metrics import squad_scores
-from electra_tf.tasks.kind import Inputs, Kind, skipped_rows
+from electra_tf.tasks.kind import Inputs, Kind, no_answer_collapse, skipped_rows
 from electra_tf.tasks.kinds._text import encoder_and_preprocessor
 from electra_tf.tasks.question_answerer import ElectraQuestionAnswerer
 from electra_tf.tasks.question_answerer_preprocessor import ElectraQuestionAnswererPreprocessor
@@ -367,6 +367,7 @@ class QuestionAnswering(Kind):
             model.threshold.assign(threshold)
             details = squad.with_threshold(details, threshold)
         answers = {qid: value["answer"] for qid, value in details.items()}
+        self.note_collapse(split, no_answer_collapse(split, answers, references))
         scores = squad_scores(answers, references)
         if model.version_2:
             scores["threshold"] = float(model.threshold.numpy())

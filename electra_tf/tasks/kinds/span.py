@@ -13,7 +13,7 @@ import electra_tf.metrics as metric_functions
 from electra_tf.data.batching import batch_dataset
 from electra_tf.data.tokenizer import ElectraTokenizer
 from electra_tf.datasets import squad
-from electra_tf.tasks.kind import Kind
+from electra_tf.tasks.kind import Kind, no_answer_collapse
 from electra_tf.tasks.question_answerer import window_outputs
 from electra_tf.tasks.registry import register_kind
 from electra_tf.tasks.span_extractor import ElectraSpanExtractor
@@ -124,4 +124,5 @@ class Span(Kind):
             self.config.max_answer_length,
         )
         references = {e.qid: e.answers for e in self.examples[split]}
+        self.note_collapse(split, no_answer_collapse(split, predictions, references))
         return metric_functions.squad_scores(predictions, references)

@@ -71,6 +71,7 @@ class Tagging(Kind):
         rows = self._rows(model, split)
         gold = [list(s.label) for s in self.examples[split]]
         predicted = [[tag or "O" for tag in row["tags"]] for row in rows]
+        self.note_collapse(split, _tag_collapse(split, gold, predicted))
         scores = entity_scores(gold, predicted)
         scores["words_cut"] = float(sum(row["words_cut"] for row in rows))
         return scores
@@ -169,3 +170,20 @@ class Tagging(Kind):
                 }
             )
         return rows
+
+
+def _tag_collapse(split: str, gold: list, predicted: list) -> str | None:
+    """Every predicted tag the same while the gold tags hold at least two.
+
+    >>> _tag_collapse("dev", [["B-PER", "O", "O", "O"]], [["O", "O", "O", "O"]])
+    "every dev word is predicted 'O' while 25% of dev words are tagged"
+    """
+    chosen = {tag for row in predicted for tag in row}
+    tags = [tag for row in gold for tag in row]
+    if len(chosen) != 1 or len(set(tags)) < 2:
+        return None
+    (tag,) = chosen
+    share = sum(1 for t in tags if t != tag) / len(tags)
+    if tag == "O":
+        return f"every {split} word is predicted 'O' while {share:.0%} of {split} words are tagged"
+    return f"every {split} word is predicted {tag!r} while {share:.0%} of {split} words are not"
