@@ -27,6 +27,7 @@ __all__ = [
     "inverse_cdf_sample",
     "block_argmax",
     "corrupt",
+    "vocabulary_blocks",
     "sparse_softmax_cross_entropy",
     "sigmoid_cross_entropy",
 ]
@@ -183,7 +184,7 @@ def inverse_cdf_sample(logits, uniform, temperature: float = 1.0, disallow=None)
     outer = ops.shape(logits)[:-1]
     vocabulary = ops.shape(logits)[-1]
     logits = ops.reshape(_lowered(logits, temperature, disallow), (-1, vocabulary))
-    length = _vocabulary_blocks(vocabulary)
+    length = vocabulary_blocks(vocabulary)
     blocks = _blocks(logits, length, float("-inf"))  # [R, K, L]
     top = ops.max(ops.max(blocks, axis=-1), axis=-1)
     mass = ops.exp(blocks - top[:, None, None])
@@ -197,10 +198,19 @@ def inverse_cdf_sample(logits, uniform, temperature: float = 1.0, disallow=None)
     return ops.reshape(ids, outer)
 
 
-def _vocabulary_blocks(vocabulary: int) -> int:
-    from electra_tf.ops.sampling import vocabulary_blocks
+def vocabulary_blocks(vocabulary: int) -> int:
+    """The block length L that `inverse_cdf_sample` and `block_argmax` split `vocabulary` into.
 
-    return vocabulary_blocks(vocabulary)
+    The smallest divisor of `vocabulary` at least its square root and at most the larger
+    of 8 x that root and 8,192 (30,522 = 6 x 5,087: L = 5,087), so the blocks tile the
+    row without padding; a vocabulary with no such divisor (a prime, say) is padded to
+    whole blocks of ceil(sqrt(vocabulary)) instead.
+    """
+    root = max(1, int(vocabulary**0.5))
+    for length in range(root, max(8 * root, 8192) + 1):
+        if vocabulary % length == 0 and length * length >= vocabulary:
+            return length
+    return root if root * root >= vocabulary else root + 1
 
 
 def block_argmax(logits):

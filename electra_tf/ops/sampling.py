@@ -7,6 +7,7 @@ sequence length, N the number of masked slots, V the vocabulary size.
 from __future__ import annotations
 
 from electra_tf.ops import backend, portable
+from electra_tf.ops.portable import vocabulary_blocks
 
 tf = backend.tensorflow()
 
@@ -90,21 +91,6 @@ def gumbel_max_sample(logits, noise_uniform, temperature: float = 1.0, disallow=
         logits = logits - 1000.0 * tf.one_hot(disallow, tf.shape(logits)[-1], dtype=tf.float32)
     gumbel = -tf.math.log(-tf.math.log(noise_uniform))
     return tf.argmax(logits + gumbel, axis=-1, output_type=tf.int32)
-
-
-def vocabulary_blocks(vocabulary: int) -> int:
-    """The block length L that `inverse_cdf_sample` and `block_argmax` split `vocabulary` into.
-
-    The smallest divisor of `vocabulary` at least its square root and at most the larger
-    of 8 x that root and 8,192 (30,522 = 6 x 5,087: L = 5,087), so the blocks tile the
-    row without padding; a vocabulary with no such divisor (a prime, say) is padded to
-    whole blocks of ceil(sqrt(vocabulary)) instead.
-    """
-    root = max(1, int(vocabulary**0.5))
-    for length in range(root, max(8 * root, 8192) + 1):
-        if vocabulary % length == 0 and length * length >= vocabulary:
-            return length
-    return root if root * root >= vocabulary else root + 1
 
 
 def _blocks(values, length: int, fill: float):
