@@ -56,7 +56,11 @@ def schedule(impls, rounds: int):
 
 
 def _step_command(options: PeersOptions, impl: str, number: int) -> list:
+    from electra_tf.bench.step import BACKENDS
+
     command = [sys.executable, "-m", "electra_tf.bench", "step", "--impl", impl]
+    if impl in BACKENDS:  # the Keras backend is chosen before keras is imported
+        command = ["env", f"KERAS_BACKEND={BACKENDS[impl]}", *command]
     command += ["--recipe", options.recipe, "--batch", str(options.batch)]
     command += ["--seq", str(options.seq), "--round", str(number)]
     command += ["--budget", str(options.budget), "--warmup", str(options.warmup)]

@@ -12,7 +12,10 @@ or `--budget` seconds. FLOPs are matmul FLOPs (2*m*n*k, step = 3 x forward,
 vocabulary projection at the masked positions), as the peers count them.
 
 `--impl model_garden` or `--impl pytorch` times a peer's step instead, built from
-the same config on the same ids (`peer_steps`); `bench peers` interleaves all three.
+the same config on the same ids (`peer_steps`); `bench peers` interleaves them.
+`--impl electra_tf_jax` times our same model and step on Keras's JAX backend (run
+with `KERAS_BACKEND=jax`; `bench peers` sets it): the whole step jitted, as `fit`
+runs it there, fed the same ids as numpy arrays.
 """
 
 from __future__ import annotations
@@ -23,11 +26,22 @@ import platform
 import resource
 import time
 
-__all__ = ["IMPLEMENTATIONS", "StepOptions", "build_step", "run", "step_config", "workload"]
+__all__ = [
+    "BACKENDS",
+    "IMPLEMENTATIONS",
+    "StepOptions",
+    "build_step",
+    "build_jax_step",
+    "run",
+    "step_config",
+    "workload",
+]
 
 FIRST_REGULAR_ID = 999  # BERT uncased: ids below are special or [unusedN]
 #: What `--impl` times: ours, Model Garden's `ElectraPretrainer`, Hugging Face PyTorch.
-IMPLEMENTATIONS = ("electra_tf", "model_garden", "pytorch")
+IMPLEMENTATIONS = ("electra_tf", "electra_tf_jax", "model_garden", "pytorch")
+#: The Keras backend each implementation needs in its process (`bench peers` sets it).
+BACKENDS = {"electra_tf_jax": "jax"}
 
 
 @dataclasses.dataclass
@@ -127,6 +141,41 @@ def build_step(args: StepOptions):
     return config, model, one_step
 
 
+def build_jax_step(args: StepOptions):
+    """(model, one step) of our step on Keras's JAX backend: `train_on_batch`, which runs
+    the jitted stateless step (`pretraining.portable_step`), on `workload`'s ids, cycled."""
+    import keras
+    import numpy as np
+
+    from electra_tf.config import ConfigError
+    from electra_tf.pretraining.pretrainer import ElectraPretrainer
+
+    if keras.config.backend() != "jax":
+        raise ConfigError(
+            f"bench step --impl electra_tf_jax needs KERAS_BACKEND=jax (this process runs "
+            f"{keras.config.backend()!r}); set it, or run it through `bench peers`."
+        )
+    if args.xla or args.precision != "float32":
+        raise ConfigError(
+            "bench step --impl electra_tf_jax is jitted float32; drop --xla/--precision."
+        )
+    config = step_config(args)
+    batches = [
+        {"token_ids": ids, "padding_mask": np.ones_like(ids), "segment_ids": np.zeros_like(ids)}
+        for ids in workload(config, args.batch, args.seq)
+    ]
+    model = ElectraPretrainer(config)
+    model.compile()
+    counter = [0]
+
+    def one_step():
+        logs = model.train_on_batch(batches[counter[0] % len(batches)], return_dict=True)
+        counter[0] += 1
+        return float(logs["loss"])
+
+    return model, one_step
+
+
 def time_steps(one_step, args: StepOptions) -> dict:
     """Times `one_step` (which blocks and returns the loss) as the module docstring says."""
     import numpy as np
@@ -179,6 +228,13 @@ def _implementation(args: StepOptions, config):
         }[args.precision]
         params = int(sum(np.prod(v.shape) for v in model.trainable_variables))
         return "C_electra_tf", variant, one_step, params, {"tensorflow": tf.__version__}
+    if args.impl == "electra_tf_jax":
+        import jax
+        import numpy as np
+
+        model, one_step = build_jax_step(args)
+        params = int(sum(np.prod(v.shape) for v in model.trainable_variables))
+        return "C_electra_tf_jax", "jit", one_step, params, {"jax": jax.__version__}
     from electra_tf.bench import peer_steps
     from electra_tf.config import ConfigError
 

@@ -105,9 +105,10 @@ def _add_step(which) -> None:
     parser.add_argument(
         "--impl",
         default="electra_tf",
-        choices=["electra_tf", "model_garden", "pytorch"],
-        help="whose step: ours (default), Model Garden's or Hugging Face PyTorch's, on the "
-        "same workload and config",
+        choices=["electra_tf", "electra_tf_jax", "model_garden", "pytorch"],
+        help="whose step: ours (default; electra_tf_jax: ours on Keras's JAX backend, run "
+        "with KERAS_BACKEND=jax), Model Garden's or Hugging Face PyTorch's, on the same "
+        "workload and config",
     )
     add_overrides(parser, "config override (repeatable)")
     parser.set_defaults(handler=_step)
@@ -130,7 +131,7 @@ def _add_peers(which) -> None:
         "--impls",
         nargs="+",
         default=["model_garden", "pytorch", "electra_tf"],
-        choices=["electra_tf", "model_garden", "pytorch"],
+        choices=["electra_tf", "electra_tf_jax", "model_garden", "pytorch"],
         help="implementations in a round's order, reversed in even rounds (default all three)",
     )
     _add_timing_flags(parser, budget=45.0)

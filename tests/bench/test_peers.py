@@ -135,3 +135,41 @@ def test_matmul_ceiling_reports_its_best_size():
     assert set(ceiling["by_size"]) == {32, 64}
     assert ceiling["gflops"] == max(ceiling["by_size"].values()) > 0
     assert ceiling["by_size"][ceiling["size"]] == ceiling["gflops"]
+
+
+def test_the_jax_step_runs_in_a_process_with_the_jax_backend():
+    options = peers.PeersOptions(recipe="tiny", impls=("electra_tf_jax", "pytorch"))
+    command = peers._step_command(options, "electra_tf_jax", 2)
+    assert command[:2] == ["env", "KERAS_BACKEND=jax"]
+    assert command[2:] [:6] == [sys.executable, "-m", "electra_tf.bench", "step", "--impl",
+                                "electra_tf_jax"]  # fmt: skip
+    assert peers._step_command(options, "pytorch", 2)[0] == sys.executable
+
+
+def test_our_jax_step_is_our_model_in_size_and_starts_at_the_untrained_loss():
+    import subprocess
+
+    still = (*TINY, "train.learning_rate=1e-9")  # the loss stays the untrained one
+    command = peers._step_command(
+        peers.PeersOptions(recipe="tiny", batch=2, seq=16, warmup=1, steps=2, min_steps=2,
+                           budget=0, overrides=still),
+        "electra_tf_jax", 1,
+    )  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    record = json.loads(done.stdout.strip().splitlines()[-1])
+    assert (record["peer"], record["variant"], record["timed_steps"]) == (
+        "C_electra_tf_jax", "jit", 2,
+    )  # fmt: skip
+    assert record["params_total"] == _step("electra_tf")["params_total"]
+    # Untrained: the MLM loss is about ln(V), each detection loss about ln 2 (weight 50);
+    # the two timed steps see different batches, so a stuck or skipped step shows too.
+    assert record["loss_last"] == pytest.approx(math.log(1200) + 50 * math.log(2), rel=0.1)
+    assert record["tokens_per_s"] == pytest.approx(record["steps_per_s"] * 2 * 16)
+
+
+def test_the_jax_step_refuses_another_backend_in_one_sentence():
+    from electra_tf.config import ConfigError
+
+    with pytest.raises(ConfigError, match="KERAS_BACKEND=jax"):
+        _step("electra_tf_jax")
