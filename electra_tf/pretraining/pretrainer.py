@@ -10,7 +10,6 @@ from electra_tf.models.discriminator import ElectraDiscriminator
 from electra_tf.models.encoder import ElectraEncoder
 from electra_tf.models.generator import ElectraGenerator
 from electra_tf.ops import backend
-from electra_tf.pretraining.distribute import distributed_fit, is_multi_worker
 from electra_tf.pretraining.objectives import StepContext, make_objective
 from electra_tf.pretraining.optimizer import ElectraAdamW, build_optimizer
 from electra_tf.pretraining.portable_step import _EVAL_SEED_OFFSET, PortableSteps
@@ -245,6 +244,8 @@ class ElectraPretrainer(PortableSteps, keras.Model):
         `strategy.run` loop with the same callbacks. Other arguments
         (validation, class weights) are not available in that mode.
         """
+        if backend.name() == "tensorflow":  # tf.distribute: not imported on a JAX or torch machine
+            from electra_tf.pretraining.distribute import distributed_fit, is_multi_worker
         if backend.name() == "tensorflow" and is_multi_worker(self.distribute_strategy):
             callbacks = list(callbacks or []) + self.objective.callbacks()
             if y is not None or any(v is not None for v in kwargs.values()):
