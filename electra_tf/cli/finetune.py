@@ -50,8 +50,8 @@ def add_parser(subparsers) -> None:
         )
     own.add_argument(
         "--kind",
-        help=f"one of the registered kinds ({', '.join(module_kind_names())}; span is "
-        "for --task squad1/2); default: inferred (lists of labels: multi_label; numbers not "
+        help=f"one of the registered kinds ({', '.join(module_kind_names())}); default: "
+        "inferred (lists of labels: multi_label; numbers not "
         "all integers: regression; CoNLL files: tagging; SQuAD JSON files and tables with "
         "question and context columns: question_answering; else classification)",
     )

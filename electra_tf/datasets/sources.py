@@ -28,7 +28,7 @@ def squad_splits(task: Task, data_dir, report: ReadReport | None = None) -> dict
     listed in `report.skipped_ids`. Every dev question is scored.
     """
     report = report if report is not None else ReadReport()
-    version_2 = task.name == "squad2"
+    version_2 = task.version_2
     suffix = "v2.0" if version_2 else "v1.1"
     folder = Path(data_dir or ".")
     counter = collections.Counter()

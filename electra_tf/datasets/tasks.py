@@ -22,7 +22,7 @@ class Task:
 
     Attributes:
         name: the task's name.
-        kind: "classification", "multi_label", "regression", "tagging" or "span".
+        kind: a registered kind: "classification", "regression", "question_answering", ...
         labels: the label strings of a classification task, in class-id order.
         columns: TSV header names of (text_a, text_b or None, label).
         column_indices: the same as column indices, for header-less files (CoLA).
@@ -34,6 +34,9 @@ class Task:
         source: how its files are read: "glue" (TSV files or TFDS), "movie_reviews" (the
             snippets file and its fixed split) or "squad" (SQuAD JSON).
         score_range: (low, high) of a scored task's gold values (STS-B: 0 to 5).
+        version_2: question answering under SQuAD 2.0 (the answerability head, the no-answer
+            threshold chosen on dev) whatever the files hold; else 2.0 only when a train or
+            dev question is unanswerable.
 
     A task without label names has numeric gold scores.
     """
@@ -50,6 +53,7 @@ class Task:
     epochs: int = 3
     source: str = "glue"
     score_range: tuple | None = None
+    version_2: bool = False
 
     @property
     def scored(self) -> bool:
@@ -66,6 +70,9 @@ class Task:
             self.column_indices and self.column_indices[1] is not None
         )
 
+
+#: SQuAD's (question, context, answers): a question answerer reads pairs.
+SQUAD_COLUMNS = ("question", "context", "answers")
 
 TASKS = {
     task.name: task
@@ -149,8 +156,24 @@ TASKS = {
             metrics=("spearman", "pearson"),
             source="movie_reviews",
         ),
-        Task("squad1", "span", metrics=("exact", "f1"), epochs=2, source="squad"),
-        Task("squad2", "span", metrics=("exact", "f1"), epochs=2, source="squad"),
+        # SQuAD: the product kind (`tasks/kinds/question_answering.py`), one QA path.
+        Task(
+            "squad1",
+            "question_answering",
+            columns=SQUAD_COLUMNS,
+            metrics=("exact", "f1"),
+            epochs=2,
+            source="squad",
+        ),
+        Task(
+            "squad2",
+            "question_answering",
+            columns=SQUAD_COLUMNS,
+            metrics=("exact", "f1"),
+            epochs=2,
+            source="squad",
+            version_2=True,
+        ),
     )
 }
 

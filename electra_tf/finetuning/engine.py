@@ -2,7 +2,7 @@
 
 `train_seed(job, init, config, seed, folder)` fine-tunes one seed. The model is
 the job's Keras task model (`ElectraTextClassifier`, `ElectraTokenClassifier`,
-`ElectraSpanExtractor`) trained by its own `fit`; `EpochSelection`, a Keras
+`ElectraQuestionAnswerer`) trained by its own `fit`; `EpochSelection`, a Keras
 callback, scores dev after every epoch with the task's metric, keeps the best
 epoch's weights, writes a resume checkpoint and stops after `patience` epochs
 without a gain. Everything lands in `folder` (`seed-N/`):

@@ -246,7 +246,7 @@ def finetune(
         init: the encoder initialization.
         splits: {"train": [example], "dev": [example], ...}; every split but train is
             scored (when labelled) and predicted. Examples are the readers' `Example`s,
-            `TaggedSentence`s for tagging, `SquadExample`s for spans.
+            `TaggedSentence`s for tagging, `SquadExample`s for question answering.
         config: the fine-tuning config (paper values filled in here).
         output_dir: the run folder (a temporary one when None, deleted at the end).
         progress: called with progress lines (None: quiet).
@@ -356,7 +356,9 @@ def finetune_task(
         fetch_dir=fetch_dir,
         report=read,
     )
-    report = finetune(task, init, splits, config, output_dir, progress=progress)
+    # A SQuAD run folder of the former span kind is refused, not resumed into this kind.
+    request = {"kind": task.kind} if task.source == "squad" else None
+    report = finetune(task, init, splits, config, output_dir, progress=progress, request=request)
     report["skipped"] = dict(read.skipped)
     if read.skipped_ids:
         report["skipped_ids"] = sorted(read.skipped_ids)

@@ -4,7 +4,7 @@
 
 - `model.keras`: the Keras task model (an `ElectraTextClassifier` with its
   preprocessor, label names, vocabulary and casing inside, or an
-  `ElectraTokenClassifier` or `ElectraSpanExtractor`), loadable with
+  `ElectraTokenClassifier` or `ElectraQuestionAnswerer`), loadable with
   `keras.saving.load_model` once `electra_tf.tasks.registry.load_kinds()` has run;
 - `vocab.txt`: the vocabulary, for tools that want the file;
 - `finetuned.json`: the kind, label names, text columns, maximum length,

@@ -16,7 +16,7 @@ help).
 Example:
 
 >>> sorted(kind_names())
-['classification', 'multi_label', 'question_answering', 'regression', 'span', 'tagging']
+['classification', 'multi_label', 'question_answering', 'regression', 'tagging']
 >>> get_kind("regression").metrics
 ('spearman', 'pearson')
 >>> sorted(kind_names(from_files=True))
@@ -61,7 +61,7 @@ def module_kind_names() -> tuple:
     """The kinds' names from their modules' names, without importing them.
 
     >>> module_kind_names()
-    ('classification', 'multi_label', 'question_answering', 'regression', 'span', 'tagging')
+    ('classification', 'multi_label', 'question_answering', 'regression', 'tagging')
     """
     spec = importlib.util.find_spec("electra_tf.tasks.kinds")
     modules = pkgutil.iter_modules(spec.submodule_search_locations)

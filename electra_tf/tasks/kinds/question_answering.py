@@ -72,11 +72,13 @@ class QuestionAnswering(Kind):
         # A training answer that cannot be placed trains nothing: drop it from train only.
         if "train" in splits:
             self.examples = {**splits, "train": trainable(task, splits["train"])}
-        # Train and dev decide SQuAD 2.0; test never does (nor a file without answers).
-        self.version_2 = any(
+        # Train and dev decide SQuAD 2.0 (or the task, as squad2); test never does (nor a
+        # file without answers).
+        self.version_2 = task.version_2 or any(
             not e.answers for name, rows in splits.items() if name != "test"
             for e in rows if e.labelled
         )  # fmt: skip
+        self.main_metric = "f1"  # also for --task squad1|squad2, whose metrics list exact first
         self.eval_batch_size = 128
         self._windows = {}
 
