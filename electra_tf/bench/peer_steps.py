@@ -149,8 +149,13 @@ def model_garden_step(config, batches, xla: bool = False, seed: int = 1234):
     return one_step, params, {"tensorflow": tf.__version__, "tf_keras": tf_keras.__version__}
 
 
-def torch_step(config, batches, seed: int = 1234):
-    """Hugging Face PyTorch ELECTRA's step on `batches`, masked inside the step."""
+def torch_step(config, batches, seed: int = 1234, device: str = "cpu", bf16: bool = False):
+    """Hugging Face PyTorch ELECTRA's step on `batches`, masked inside the step.
+
+    `device` is a torch device name ("cuda" on a GPU machine); `bf16` runs the forward
+    passes under bfloat16 autocast (the peer's mixed precision). The step returns the
+    loss as a float, so it ends synchronised with the device.
+    """
     from electra_tf.config import ConfigError
 
     try:
@@ -165,6 +170,7 @@ def torch_step(config, batches, seed: int = 1234):
     transformers.logging.set_verbosity_error()
     torch.manual_seed(seed)
     generator, discriminator, parameters = hugging_face_models(config)
+    generator.to(device), discriminator.to(device)
     model = config.model
     train = config.train
     optimizer = torch.optim.AdamW(
@@ -180,32 +186,22 @@ def torch_step(config, batches, seed: int = 1234):
 
     objective, data = config.objective, config.data
     n, vocabulary = config.num_predictions, model.vocabulary_size
-    pool = [torch.from_numpy(ids.astype("int64")) for ids in batches]
+    pool = [torch.from_numpy(ids.astype("int64")).to(device) for ids in batches]
     batch, length = pool[0].shape
-    attention = torch.ones(batch, length, dtype=torch.long)
-    rng = torch.Generator().manual_seed(seed + 7)
+    attention = torch.ones(batch, length, dtype=torch.long, device=device)
+    rng = torch.Generator(device=device).manual_seed(seed + 7)
+    on = {"device": device, "generator": rng}
     counter = [0]
 
     def one_step():
         ids = pool[counter[0] % len(pool)]
         counter[0] += 1
-        positions = torch.rand(batch, length - 2, generator=rng).argsort(dim=1)[:, :n] + 1
-        chosen = torch.zeros(batch, length, dtype=torch.bool).scatter_(1, positions, True)
-        shown = chosen & (torch.rand(batch, length, generator=rng) < objective.mask_token_rate)
-        hidden = generator.electra(
-            input_ids=ids.masked_fill(shown, data.mask_id), attention_mask=attention
-        ).last_hidden_state
-        logits = generator.generator_lm_head(generator.generator_predictions(hidden[chosen]))
-        mlm_loss = torch.nn.functional.cross_entropy(logits, ids[chosen])
-        with torch.no_grad():
-            cdf = torch.softmax(logits, dim=-1).cumsum(-1)
-            uniform = torch.rand(cdf.shape[0], 1, generator=rng) * cdf[:, -1:]
-            sampled = torch.searchsorted(cdf, uniform).squeeze(-1).clamp_max(vocabulary - 1)
-            corrupted = ids.clone()
-            corrupted[chosen] = sampled
-            labels = (corrupted != ids).long()
-        disc_loss = discriminator(input_ids=corrupted, attention_mask=attention, labels=labels).loss
-        loss = objective.mlm_weight * mlm_loss + objective.discriminator_weight * disc_loss
+        positions = torch.rand(batch, length - 2, **on).argsort(dim=1)[:, :n] + 1
+        chosen = torch.zeros(batch, length, dtype=torch.bool, device=device)
+        chosen = chosen.scatter_(1, positions, True)
+        shown = chosen & (torch.rand(batch, length, **on) < objective.mask_token_rate)
+        with torch.autocast(torch.device(device).type, dtype=torch.bfloat16, enabled=bf16):
+            loss = forward(ids, chosen, shown)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         if train.clip_norm:
@@ -213,6 +209,22 @@ def torch_step(config, batches, seed: int = 1234):
         optimizer.step()
         schedule.step()
         return float(loss.item())
+
+    def forward(ids, chosen, shown):
+        hidden = generator.electra(
+            input_ids=ids.masked_fill(shown, data.mask_id), attention_mask=attention
+        ).last_hidden_state
+        logits = generator.generator_lm_head(generator.generator_predictions(hidden[chosen]))
+        mlm_loss = torch.nn.functional.cross_entropy(logits.float(), ids[chosen])
+        with torch.no_grad():
+            cdf = torch.softmax(logits.float(), dim=-1).cumsum(-1)
+            uniform = torch.rand(cdf.shape[0], 1, **on) * cdf[:, -1:]
+            sampled = torch.searchsorted(cdf, uniform).squeeze(-1).clamp_max(vocabulary - 1)
+            corrupted = ids.clone()
+            corrupted[chosen] = sampled
+            labels = (corrupted != ids).long()
+        disc_loss = discriminator(input_ids=corrupted, attention_mask=attention, labels=labels).loss
+        return objective.mlm_weight * mlm_loss + objective.discriminator_weight * disc_loss
 
     params = int(sum(p.numel() for p in parameters))
     return one_step, params, {"torch": torch.__version__, "transformers": transformers.__version__}

@@ -155,10 +155,8 @@ def build_jax_step(args: StepOptions):
             f"bench step --impl electra_tf_jax needs KERAS_BACKEND=jax (this process runs "
             f"{keras.config.backend()!r}); set it, or run it through `bench peers`."
         )
-    if args.xla or args.precision != "float32":
-        raise ConfigError(
-            "bench step --impl electra_tf_jax is jitted float32; drop --xla/--precision."
-        )
+    if args.xla:
+        raise ConfigError("bench step --impl electra_tf_jax is always jitted; drop --xla.")
     config = step_config(args)
     batches = [
         {"token_ids": ids, "padding_mask": np.ones_like(ids), "segment_ids": np.zeros_like(ids)}
@@ -234,7 +232,11 @@ def _implementation(args: StepOptions, config):
 
         model, one_step = build_jax_step(args)
         params = int(sum(np.prod(v.shape) for v in model.trainable_variables))
-        return "C_electra_tf_jax", "jit", one_step, params, {"jax": jax.__version__}
+        variant = (
+            "jit"
+            + {"float32": "", "mixed_bfloat16": "-bf16", "mixed_float16": "-fp16"}[args.precision]
+        )
+        return "C_electra_tf_jax", variant, one_step, params, {"jax": jax.__version__}
     from electra_tf.bench import peer_steps
     from electra_tf.config import ConfigError
 

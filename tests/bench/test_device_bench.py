@@ -1,0 +1,72 @@
+"""`python -m electra_tf.bench.device`: the GPU machine's benchmark, in its CPU form here.
+
+The child runs with TensorFlow made unimportable (tests/no_tensorflow), as on the lent
+GPU machine; the weights it writes are loaded here, on TensorFlow, and must give the
+logits it reported.
+"""
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+# XLA's CPU compiler without its slow passes: the numbers are the same, compiling is faster.
+FAST_COMPILE = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
+TINY = ("model.vocabulary_size=1200", "model.num_layers=1", "model.hidden_dim=16",
+        "model.embedding_dim=8", "model.num_heads=2", "model.intermediate_dim=32")  # fmt: skip
+
+
+def _run_device_bench(tmp_path):
+    rng = np.random.default_rng(3)
+    ids = rng.integers(999, 1200, size=(3, 4, 16)).astype("int32")
+    ids[..., 0], ids[..., -1] = 101, 102
+    batches = tmp_path / "batches.npz"
+    np.savez(batches, token_ids=ids, padding_mask=np.ones_like(ids), segment_ids=0 * ids)
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "electra_tf.bench.device", "--out", str(out),
+               "--device", "cpu", "--recipe", "tiny", "--seq", "16", "--batch-sizes", "2",
+               "--rounds", "1", "--warmup", "1", "--steps", "1", "--batches", str(batches),
+               "--train-steps", "2", "--train-batch", "4"]  # fmt: skip
+    for override in TINY:
+        command += ["--set", override]
+    path = os.pathsep.join([str(ROOT / "tests" / "no_tensorflow"), str(ROOT)])
+    env = dict(os.environ, KERAS_BACKEND="jax", PYTHONPATH=path, CUDA_VISIBLE_DEVICES="",
+               XLA_FLAGS=FAST_COMPILE)  # fmt: skip
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return out, [json.loads(line) for line in (out / "device.jsonl").read_text().splitlines()]
+
+
+def test_the_device_bench_runs_without_tensorflow_and_its_weights_load_here(tmp_path):
+    out, records = _run_device_bench(tmp_path)
+    facts, *steps, run = records
+    assert facts["kind"] == "device_facts" and facts["tensorflow"] is None
+    assert facts["jax_devices"] == ["cpu:0"]
+    # Ours and the peer, float32 and bfloat16, each timed: no error record.
+    assert [(r["kind"], r["impl"], r["precision"]) for r in steps] == [
+        ("device_step", "electra_tf_jax", "float32"),
+        ("device_step", "pytorch", "float32"),
+        ("device_step", "electra_tf_jax", "mixed_bfloat16"),
+        ("device_step", "pytorch", "mixed_bfloat16"),
+    ]
+    for record in steps:
+        assert math.isfinite(record["loss_last"]) and record["timed_steps"] == 1
+        assert record["tokens_per_s"] == 2 * 16 / record["step_s_median"]
+    assert run["kind"] == "device_run" and run["backend"] == "jax" and run["steps"] == 2
+
+    # Back on TensorFlow: the same config and weights give the logits the JAX run reported.
+    from electra_tf.config import ElectraConfig
+    from electra_tf.pretraining.pretrainer import ElectraPretrainer
+
+    config = ElectraConfig.from_json((out / "pretrainer.json").read_text())
+    model = ElectraPretrainer(config)
+    model.load_weights(str(out / run["weights"]))
+    ids = np.load(tmp_path / "batches.npz")
+    first = {key: ids[key].reshape(-1, 16)[:2] for key in ids.files}
+    logits = np.asarray(model.discriminator(first, training=False))
+    np.testing.assert_allclose(logits, np.array(run["probe_logits"]), atol=2e-5)
