@@ -10,7 +10,7 @@ base size: GLUE 82.4 against ELECTRA's 85.0).
 
 from __future__ import annotations
 
-import tensorflow as tf
+from keras import ops
 
 from electra_tf.pretraining import flops
 from electra_tf.pretraining.objectives.base import StepContext
@@ -23,7 +23,7 @@ class ReplaceMlmObjective(ElectraObjective):
     """Generator samples in, original tokens out, at the masked positions."""
 
     name = "replace_mlm"
-    portable = False  # TensorFlow only for now (tf ops or per-pass variable sets)
+    portable = True  # written in keras.ops: trains on JAX and PyTorch too
     reports = ("mlm", "sampling")
     extra_metrics = ("disc_mlm_loss", "disc_mlm_accuracy")
 
@@ -46,8 +46,8 @@ class ReplaceMlmObjective(ElectraObjective):
         weighted, (logits, per_slot), grads = self.predict_masked(
             corrupted, batch, masked, context, training, with_gradients
         )
-        predictions = tf.argmax(logits, axis=-1, output_type=tf.int32)
-        correct = tf.cast(tf.equal(predictions, masked.targets), tf.float32)
+        predictions = ops.cast(ops.argmax(logits, axis=-1), "int32")
+        correct = ops.cast(ops.equal(predictions, masked.targets), "float32")
         return self.step_output(
             [generator, (self.model.trainable_variables, weighted, grads)],
             with_gradients,
