@@ -125,3 +125,46 @@ def test_two_stage_switches_and_copies_on_every_backend(results, backend):
     assert len(pairs) > 10
     for disc, gen in pairs:
         assert np.abs(other[disc] - other[gen]).max() < 2e-2, disc
+
+
+def test_reinforce_losses_and_unigram_sampling_equal_their_tensorflow_forms():
+    import tensorflow as tf
+
+    from electra_tf.ops import backend
+    from electra_tf.pretraining.objectives.adversarial import reinforce_losses
+    from electra_tf.pretraining.objectives.unigram import sample_unigram
+
+    rng = np.random.default_rng(2)
+    log_probs = tf.constant(rng.normal(-3.0, 1.0, size=(2, 4)).astype("float32"))
+    rewards = tf.constant(rng.uniform(0.0, 3.0, size=(2, 4)).astype("float32"))
+    baseline_logits = tf.constant(rng.normal(size=(2, 4)).astype("float32"))
+    weights = tf.constant([[1.0, 1.0, 1.0, 0.0], [1.0, 1.0, 0.0, 0.0]])
+
+    def losses_and_gradients():
+        with tf.GradientTape() as tape:
+            tape.watch([log_probs, rewards, baseline_logits])
+            policy, baseline_loss, baseline = reinforce_losses(
+                log_probs, rewards, baseline_logits, weights, 5.0
+            )
+            total = policy + baseline_loss
+        grads = tape.gradient(total, [log_probs, rewards, baseline_logits])
+        return [
+            policy,
+            baseline_loss,
+            baseline,
+            *(tf.zeros([2, 4]) if g is None else g for g in grads),
+        ]
+
+    fast = [np.asarray(x) for x in losses_and_gradients()]
+    with backend.portable():
+        slow = [np.asarray(x) for x in losses_and_gradients()]
+    for a, b in zip(fast, slow, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+    assert np.abs(fast[3]).max() > 0 and np.abs(fast[4]).max() == 0  # no gradient to rewards
+    cdf = np.cumsum(np.arange(10.0) / 45.0)
+    draws = tf.constant(rng.uniform(size=(3, 50)).astype("float32"))
+    fast = np.asarray(sample_unigram(cdf, draws))
+    with backend.portable():
+        slow = np.asarray(sample_unigram(cdf, draws))
+    np.testing.assert_array_equal(fast, slow)
+    assert fast.shape == (3, 50) and fast.min() >= 1 and fast.max() <= 9  # id 0 has no mass

@@ -12,11 +12,20 @@ from __future__ import annotations
 
 from keras import ops
 
+from electra_tf.ops import backend
 from electra_tf.pretraining import flops
 from electra_tf.pretraining.objectives.base import StepContext
 from electra_tf.pretraining.objectives.electra import ElectraObjective
 
 __all__ = ["ReplaceMlmObjective"]
+
+
+def _argmax(logits):
+    """int32 argmax over the last axis: TensorFlow's op on its fast paths (the graph it had),
+    `keras.ops.argmax` elsewhere; the first maximum on ties either way."""
+    if backend.tensorflow_fast_paths():
+        return backend.tensorflow().argmax(logits, axis=-1, output_type="int32")
+    return ops.cast(ops.argmax(logits, axis=-1), "int32")
 
 
 class ReplaceMlmObjective(ElectraObjective):
@@ -46,7 +55,7 @@ class ReplaceMlmObjective(ElectraObjective):
         weighted, (logits, per_slot), grads = self.predict_masked(
             corrupted, batch, masked, context, training, with_gradients
         )
-        predictions = ops.cast(ops.argmax(logits, axis=-1), "int32")
+        predictions = _argmax(logits)
         correct = ops.cast(ops.equal(predictions, masked.targets), "float32")
         return self.step_output(
             [generator, (self.model.trainable_variables, weighted, grads)],
