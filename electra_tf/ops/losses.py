@@ -148,6 +148,12 @@ def copy_mixture_loss(vocab_logits, copy_logits, input_ids, target_ids, weights,
         (loss scalar, per-token loss float32 `[B, S]`, predictions int32 `[B, S]`,
         the argmax of the mixture).
     """
+    if normalizer is None:
+        normalizer = weighted_mean_normalizer(weights)
+    if not backend.tensorflow_fast_paths():
+        return portable.copy_mixture_loss(
+            vocab_logits, copy_logits, input_ids, target_ids, weights, normalizer
+        )
     vocab_logits = tf.cast(vocab_logits, tf.float32)
     copy_logits = tf.cast(copy_logits, tf.float32)
     weights = tf.cast(weights, tf.float32)
@@ -160,8 +166,6 @@ def copy_mixture_loss(vocab_logits, copy_logits, input_ids, target_ids, weights,
     generated = log_generate + log_q_target
     copied = tf.reduce_logsumexp(tf.stack([log_copy, generated]), axis=0)
     per_token = -tf.where(tf.equal(input_ids, target_ids), copied, generated)
-    if normalizer is None:
-        normalizer = weighted_mean_normalizer(weights)
     # The mixture's argmax: the input token if its total mass beats the best generated one.
     best_generated = tf.argmax(log_q, axis=-1, output_type=tf.int32)
     log_q_input = tf.gather(log_q, input_ids, batch_dims=2)

@@ -30,6 +30,7 @@ __all__ = [
     "vocabulary_blocks",
     "sparse_softmax_cross_entropy",
     "sigmoid_cross_entropy",
+    "copy_mixture_loss",
 ]
 
 _GOLDEN = 0x9E3779B9
@@ -241,3 +242,32 @@ def sigmoid_cross_entropy(labels, logits):
     logits = ops.cast(logits, "float32")
     labels = ops.cast(labels, "float32")
     return ops.relu(logits) - logits * labels + ops.log1p(ops.exp(-ops.abs(logits)))
+
+
+def _at(values, ids):
+    """`values[..., ids]` per position: `values` `[B, S, V]`, `ids` int `[B, S]`."""
+    ids = ops.expand_dims(ops.cast(ids, "int32"), -1)
+    return ops.squeeze(ops.take_along_axis(values, ids, axis=-1), -1)
+
+
+def copy_mixture_loss(vocab_logits, copy_logits, input_ids, target_ids, weights, normalizer):
+    """All-Tokens MLM's copy-mixture loss (as `losses.copy_mixture_loss`, normalizer given).
+
+    Returns:
+        (loss scalar, per-token loss float32 `[B, S]`, predictions int32 `[B, S]`).
+    """
+    copy_logits = ops.cast(copy_logits, "float32")
+    input_ids = ops.cast(input_ids, "int32")
+    target_ids = ops.cast(target_ids, "int32")
+    log_q = ops.log_softmax(ops.cast(vocab_logits, "float32"), axis=-1)
+    log_copy = ops.log_sigmoid(copy_logits)
+    log_generate = ops.log_sigmoid(-copy_logits)
+    generated = log_generate + _at(log_q, target_ids)
+    copied = ops.logsumexp(ops.stack([log_copy, generated]), axis=0)
+    per_token = -ops.where(ops.equal(input_ids, target_ids), copied, generated)
+    best_generated = ops.cast(ops.argmax(log_q, axis=-1), "int32")
+    input_mass = ops.logsumexp(ops.stack([log_copy, log_generate + _at(log_q, input_ids)]), axis=0)
+    best_mass = log_generate + ops.max(log_q, axis=-1)
+    predictions = ops.where(input_mass >= best_mass, input_ids, best_generated)
+    loss = ops.sum(per_token * ops.cast(weights, "float32")) / normalizer
+    return loss, per_token, predictions

@@ -16,6 +16,10 @@ test_backends.py holds the losses and gradients equal within 1e-5).
   so they need no state. Under `keras.distribution.DataParallel` the batch is sharded
   and sums over it are global, so the step is written for the whole batch.
 - PyTorch: Keras's pattern for torch, `loss.backward()` then `optimizer.apply`.
+
+Only the variables the objective's passes train (`StepOutput.trained`) are updated, as
+on TensorFlow: a model an objective leaves out (BERT MLM's generator, the frozen
+generator of two-stage's second stage) gets no step, no moment decay, no weight decay.
 """
 
 from __future__ import annotations
@@ -40,6 +44,18 @@ def _values_after(scope, variables, before):
         new = scope.get_current_value(variable)
         after.append(old if new is None else new)
     return after
+
+
+def _trained_only(grads, variables, trained):
+    """`grads` with None for each variable not in `trained` (ids of the trained variables)."""
+    trained = set(trained)
+    return [g if id(v) in trained else None for g, v in zip(grads, variables, strict=True)]
+
+
+def _present(grads, variables):
+    """(gradients, variables) of the pairs whose gradient is not None."""
+    pairs = [(g, v) for g, v in zip(grads, variables, strict=True) if g is not None]
+    return [g for g, _ in pairs], [v for _, v in pairs]
 
 
 def _finite_verdict(loss, grads):
@@ -76,13 +92,16 @@ class PortableSteps:
         return self._torch_train_step(*args)
 
     def _jax_loss_and_gradients(self, trainable, non_trainable, optimizer_values, batch, training):
-        """(loss, `StepOutput`'s fields as a dict, gradients of `trainable`, updated
-        non-trainable values) on JAX: pytrees, so that it can be jitted.
+        """(loss, `StepOutput`'s fields as a dict, gradients of `trainable` (None where the
+        objective trains a variable not), updated non-trainable values) on JAX: pytrees, so
+        that it can be jitted.
 
         The objective runs inside a `StatelessScope` mapping the model's and the
         optimizer's variables to the given values (the step counter among them).
         """
         import jax
+
+        trained = []  # filled while tracing: which variables the objective's passes train
 
         def loss_and_updates(trainable_values):
             mapping = [
@@ -96,11 +115,30 @@ class PortableSteps:
                 output = self.objective(batch, context, training=training, with_gradients=False)
             updated = _values_after(scope, self.non_trainable_variables, non_trainable)
             # JAX carries pytrees out of a transformation: the output's fields, not the object.
-            return output.loss, (dataclasses.asdict(output), updated)
+            fields = dataclasses.asdict(output)
+            trained.extend(fields.pop("trained"))
+            return output.loss, (fields, updated)
 
         grad_fn = jax.value_and_grad(loss_and_updates, has_aux=True)
         (loss, (fields, non_trainable)), grads = grad_fn(trainable)
+        grads = _trained_only(grads, self.trainable_variables, trained)
         return loss, fields, grads, non_trainable
+
+    def _jax_apply(self, optimizer_values, grads, trainable):
+        """`optimizer.stateless_apply` for the variables with a gradient only: the others
+        keep their values and their optimizer slots.
+
+        Returns:
+            (trainable values, optimizer values) after the update.
+        """
+        mapping = [
+            *zip(self.trainable_variables, trainable, strict=True),
+            *zip(self.optimizer.variables, optimizer_values, strict=True),
+        ]
+        with keras.StatelessScope(state_mapping=mapping) as scope:
+            self.optimizer.apply(*_present(grads, self.trainable_variables))
+        trainable = _values_after(scope, self.trainable_variables, trainable)
+        return trainable, _values_after(scope, self.optimizer.variables, optimizer_values)
 
     def _jax_train_step(self, state, data):
         trainable, non_trainable, optimizer_values, metric_values = state
@@ -112,9 +150,7 @@ class PortableSteps:
         mapping = list(zip(self.optimizer.variables, optimizer_values, strict=True))
         with keras.StatelessScope(state_mapping=mapping):
             learning_rate = ops.convert_to_tensor(self.optimizer.learning_rate)
-        trainable, optimizer_values = self.optimizer.stateless_apply(
-            optimizer_values, grads, trainable
-        )
+        trainable, optimizer_values = self._jax_apply(optimizer_values, grads, trainable)
         mapping = list(zip(self.metrics_variables, metric_values, strict=True))
         with keras.StatelessScope(state_mapping=mapping) as scope:
             logs = self._step_logs(output, learning_rate, finite)
@@ -122,13 +158,16 @@ class PortableSteps:
         return logs, (trainable, non_trainable, optimizer_values, metric_values)
 
     def _torch_loss_and_gradients(self, batch, training):
-        """(`StepOutput`, gradients of the trainable variables) on PyTorch."""
+        """(`StepOutput`, gradients of the trainable variables, None where the objective
+        trains a variable not) on PyTorch."""
         self.zero_grad()
         step = ops.convert_to_tensor(self.optimizer.iterations)
         context = self._context(batch, self.config.train.seed, step)
         output = self.objective(batch, context, training=training, with_gradients=False)
         output.loss.backward()
-        return output, [v.value.grad for v in self.trainable_variables]
+        variables = self.trainable_variables
+        grads = [v.value.grad for v in variables]
+        return output, _trained_only(grads, variables, output.trained)
 
     def loss_and_gradients(self, batch, training=False):
         """The objective's total loss, its `StepOutput` and the gradients of the trainable
@@ -160,7 +199,7 @@ class PortableSteps:
             output = self.objective(batch, context, training=training, with_gradients=True)
             grads = [output.gradients.get(id(v)) for v in variables]
         pairs = zip(grads, variables, strict=True)
-        grads = [ops.zeros_like(v) if g is None else g for g, v in pairs]
+        grads = [ops.zeros(v.shape, v.dtype) if g is None else g for g, v in pairs]
         return output.loss, output, grads
 
     def _torch_train_step(self, data):
@@ -170,7 +209,7 @@ class PortableSteps:
         output, grads = self._torch_loss_and_gradients(self._as_batch(data), training=True)
         finite = _finite_verdict(output.loss, grads)
         with torch.no_grad():
-            self.optimizer.apply(grads, self.trainable_variables)
+            self.optimizer.apply(*_present(grads, self.trainable_variables))
         return self._step_logs(output, learning_rate, finite)
 
     # Evaluation --------------------------------------------------------------------------------

@@ -130,3 +130,33 @@ def test_losses_and_their_gradients_are_equal():
     with backend.portable():
         flat = losses.sparse_softmax_cross_entropy(tf.fill([2, 97], -1e30), tf.constant([0, 5]))
     np.testing.assert_allclose(np.asarray(flat), [np.log(97.0)] * 2, rtol=1e-6)
+
+
+def test_copy_mixture_loss_and_its_gradients_are_equal():
+    rng = np.random.default_rng(11)
+    vocab_logits = tf.constant(rng.normal(scale=3.0, size=(2, 5, 9)).astype("float32"))
+    copy_logits = tf.constant(rng.normal(scale=2.0, size=(2, 5)).astype("float32"))
+    inputs = tf.constant(rng.integers(0, 9, size=(2, 5)), tf.int32)
+    targets = tf.where(tf.constant([[1, 0, 1, 1, 0], [0, 1, 1, 0, 1]]) > 0, inputs, 8 - inputs)
+    weights = tf.constant([[1.0] * 5, [1.0] * 3 + [0.0] * 2])
+
+    def loss_and_gradients():
+        with tf.GradientTape() as tape:
+            tape.watch([vocab_logits, copy_logits])
+            loss, per_token, predictions = losses.copy_mixture_loss(
+                vocab_logits, copy_logits, inputs, targets, weights
+            )
+        return [loss, per_token, predictions, *tape.gradient(loss, [vocab_logits, copy_logits])]
+
+    fast, slow = _both(loss_and_gradients)
+    np.testing.assert_array_equal(fast[2], slow[2])
+    for a, b in zip(fast, slow, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+    # A worked value (tests/pretraining/test_objectives.py): q = [1/4, 3/4], D = 1/2, input =
+    # target 0: -log(D + (1 - D) q(0)) = -log(5/8); the copy wins the argmax there.
+    with backend.portable():
+        loss, per_token, predictions = losses.copy_mixture_loss(
+            tf.constant([[[0.0, np.log(3.0)]]]), tf.constant([[0.0]]), [[0]], [[0]], [[1.0]]
+        )
+    np.testing.assert_allclose(np.asarray(per_token), [[-np.log(5 / 8)]], rtol=1e-6)
+    assert np.asarray(predictions).tolist() == [[0]]

@@ -17,13 +17,32 @@ The step runs eagerly-traced, not XLA-compiled (`jit_compile` is ignored).
 from __future__ import annotations
 
 import keras
-import tensorflow as tf
+from keras import ops
 
-from electra_tf.ops import sampling
+from electra_tf.ops import backend, portable, sampling
 from electra_tf.pretraining.objectives.base import StepContext
 from electra_tf.pretraining.objectives.electra import ElectraObjective
 
 __all__ = ["AdversarialObjective", "reinforce_losses"]
+
+
+def _pick(log_probs, ids):
+    """`log_probs[b, n, ids[b, n]]`: `[B, N]` from `[B, N, V]` and int `[B, N]`."""
+    if backend.tensorflow_fast_paths():
+        return backend.tensorflow().gather(log_probs, ids, batch_dims=2)
+    ids = ops.expand_dims(ops.cast(ids, "int32"), -1)
+    return ops.squeeze(ops.take_along_axis(log_probs, ids, axis=-1), -1)
+
+
+def _portable_reinforce_losses(log_prob_samples, rewards, baseline_logits, weights, normalizer):
+    """`reinforce_losses` in `keras.ops` (JAX, PyTorch, and TensorFlow in `portable()`)."""
+    rewards = ops.stop_gradient(ops.cast(rewards, "float32"))
+    baseline_logits = ops.cast(baseline_logits, "float32")
+    baseline = -ops.log_sigmoid(baseline_logits)
+    advantage = ops.stop_gradient(rewards - baseline)
+    policy = -ops.sum(advantage * log_prob_samples * weights) / normalizer
+    baseline_ce = portable.sigmoid_cross_entropy(ops.exp(-rewards), baseline_logits)
+    return policy, ops.sum(baseline_ce * weights) / normalizer, baseline
 
 
 def reinforce_losses(log_prob_samples, rewards, baseline_logits, weights, normalizer):
@@ -40,6 +59,11 @@ def reinforce_losses(log_prob_samples, rewards, baseline_logits, weights, normal
         (policy loss, baseline loss, baseline `[B, N]`), the losses as weighted
         sums over `normalizer`.
     """
+    if not backend.tensorflow_fast_paths():
+        return _portable_reinforce_losses(
+            log_prob_samples, rewards, baseline_logits, weights, normalizer
+        )
+    tf = backend.tensorflow()
     rewards = tf.stop_gradient(tf.cast(rewards, tf.float32))
     baseline_logits = tf.cast(baseline_logits, tf.float32)
     baseline = -tf.math.log_sigmoid(baseline_logits)
@@ -54,7 +78,7 @@ class AdversarialObjective(ElectraObjective):
     """ELECTRA whose generator maximises the discriminator's loss by REINFORCE."""
 
     name = "adversarial"
-    portable = False  # TensorFlow only for now (tf ops or per-pass variable sets)
+    portable = True  # keras.ops; rewards and advantages under stop_gradient on every backend
     extra_metrics = ("reward", "baseline_loss")
 
     def build_layers(self) -> dict:
@@ -74,7 +98,7 @@ class AdversarialObjective(ElectraObjective):
 
     def __call__(self, batch, context: StepContext, training: bool, with_gradients: bool):
         objective = self.config.objective
-        token_ids = tf.cast(batch["token_ids"], tf.int32)
+        token_ids = ops.cast(batch["token_ids"], "int32")
         masked = self.mask(batch, context)
         generator_inputs = {
             "token_ids": masked.masked_ids,
@@ -84,12 +108,12 @@ class AdversarialObjective(ElectraObjective):
 
         def forward(paused):
             sequence = self.generator.encoder(generator_inputs, training=training)
-            logits = tf.cast(
-                self.generator.mlm_head(sequence, mask_positions=masked.positions), tf.float32
+            logits = ops.cast(
+                self.generator.mlm_head(sequence, mask_positions=masked.positions), "float32"
             )
             hidden = sampling.gather_positions(sequence, masked.positions)
-            baseline_logits = tf.squeeze(tf.cast(self.baseline(hidden), tf.float32), -1)
-            log_probs = tf.nn.log_softmax(logits, axis=-1)
+            baseline_logits = ops.squeeze(ops.cast(self.baseline(hidden), "float32"), -1)
+            log_probs = ops.log_softmax(logits, axis=-1)
             with paused():  # sampling and the discriminator: no generator gradient
                 samples = self.sample(logits, masked, context)
                 corrupted, labels = sampling.corrupt(
@@ -99,7 +123,7 @@ class AdversarialObjective(ElectraObjective):
                     batch, masked, corrupted, labels, context, training, with_gradients
                 )
                 rewards = sampling.gather_positions(detected[1]["losses"], masked.positions)
-            log_prob_samples = tf.gather(log_probs, samples, batch_dims=2)
+            log_prob_samples = _pick(log_probs, samples)
             policy, baseline_loss, _ = reinforce_losses(
                 log_prob_samples,
                 rewards,
@@ -115,9 +139,7 @@ class AdversarialObjective(ElectraObjective):
             forward, variables, 1.0, context.loss_scale, with_gradients
         )
         logits, log_probs, samples, rewards, baseline_loss, (detector, discriminator) = outputs
-        mlm = self.mlm_report(
-            -tf.gather(log_probs, masked.targets, batch_dims=2), masked, logits, samples
-        )
+        mlm = self.mlm_report(-_pick(log_probs, masked.targets), masked, logits, samples)
         return self.step_output(
             [(variables, weighted, grads), detector],
             with_gradients,

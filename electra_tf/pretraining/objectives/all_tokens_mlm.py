@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 
-import tensorflow as tf
+from keras import ops
 
 from electra_tf.ops import losses
 from electra_tf.pretraining import flops
@@ -27,7 +27,7 @@ class AllTokensMlmObjective(ElectraObjective):
     """Predict every original token from the corrupted sequence, with a copy mixture."""
 
     name = "all_tokens_mlm"
-    portable = False  # TensorFlow only for now (tf ops or per-pass variable sets)
+    portable = True  # written in keras.ops: trains on JAX and PyTorch too
     reports = ("mlm", "sampling")
     extra_metrics = ("all_tokens_loss", "all_tokens_accuracy", "copy_probability")
 
@@ -64,25 +64,25 @@ class AllTokensMlmObjective(ElectraObjective):
         def forward(paused):
             del paused
             sequence = self.discriminator.encoder(inputs, training=training)
-            copy_logits = -tf.cast(self.discriminator.rtd_head(sequence), tf.float32)
-            batch_size, length = tf.shape(targets)[0], tf.shape(targets)[1]
-            positions = tf.tile(tf.range(length)[None, :], [batch_size, 1])
+            copy_logits = -ops.cast(self.discriminator.rtd_head(sequence), "float32")
+            batch_size, length = ops.shape(targets)[0], ops.shape(targets)[1]
+            positions = ops.tile(ops.arange(length, dtype="int32")[None, :], [batch_size, 1])
             vocab_logits = self.model.mlm_head(sequence, mask_positions=positions)
             loss, per_token, predictions = losses.copy_mixture_loss(
                 vocab_logits, copy_logits, inputs["token_ids"], targets, weights, normalizer
             )
-            return loss, (predictions, per_token, tf.sigmoid(copy_logits))
+            return loss, (predictions, per_token, ops.sigmoid(copy_logits))
 
         weight = self.config.objective.mlm_weight
         return self.loss_pass(forward, self._variables(), weight, loss_scale, grads)
 
     def __call__(self, batch, context: StepContext, training: bool, with_gradients: bool):
-        token_ids = tf.cast(batch["token_ids"], tf.int32)
+        token_ids = ops.cast(batch["token_ids"], "int32")
         masked = self.mask(batch, context)
         generator, mlm, corrupted, _ = self.generate(
             batch, masked, context, training, with_gradients
         )
-        token_weights = tf.cast(batch["padding_mask"], tf.float32)
+        token_weights = ops.cast(batch["padding_mask"], "float32")
         inputs = {
             "token_ids": corrupted,
             "segment_ids": batch["segment_ids"],
@@ -97,7 +97,7 @@ class AllTokensMlmObjective(ElectraObjective):
             training,
             with_gradients,
         )
-        correct = tf.cast(tf.equal(predictions, token_ids), tf.float32)
+        correct = ops.cast(ops.equal(predictions, token_ids), "float32")
         return self.step_output(
             [generator, (self._variables(), weighted, grads)],
             with_gradients,

@@ -94,6 +94,9 @@ class StepOutput:
         discriminator: optional dict with `logits`, `labels`, `weights`,
             per-token `losses` and the corrupted `token_ids` it read, all `[B, S]`.
         extra: objective-specific scalars to log (name -> (value, weight)).
+        trained: `id`s of the variables the step's passes train (a model an objective
+            freezes or leaves unused is not among them): the JAX and PyTorch steps,
+            which differentiate the total loss, update these only, as TensorFlow does.
     """
 
     loss: Any
@@ -101,6 +104,7 @@ class StepOutput:
     mlm: dict | None = None
     discriminator: dict | None = None
     extra: dict = dataclasses.field(default_factory=dict)
+    trained: tuple = ()
 
 
 class Objective:
@@ -284,7 +288,8 @@ class Objective:
             gradients = {}
             for variables, _, grads in passes:
                 Objective.add_gradients(gradients, variables, grads)
-        return StepOutput(loss=loss, gradients=gradients, **reports)
+        trained = tuple(dict.fromkeys(id(v) for variables, _, _ in passes for v in variables))
+        return StepOutput(loss=loss, gradients=gradients, trained=trained, **reports)
 
     @staticmethod
     def mlm_report(per_slot, masked, logits, samples=None) -> dict:

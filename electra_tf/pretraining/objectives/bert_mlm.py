@@ -21,7 +21,7 @@ class BertMlmObjective(Objective):
     """Masked-LM pre-training of the discriminator-sized encoder."""
 
     name = "bert_mlm"
-    portable = False  # TensorFlow only for now (it trains a subset of the variables)
+    portable = True  # keras.ops; the portable step trains only `self.model` (StepOutput.trained)
     reports = ("mlm",)
 
     def build_layers(self) -> dict:

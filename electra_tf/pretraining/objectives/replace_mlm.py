@@ -10,8 +10,9 @@ base size: GLUE 82.4 against ELECTRA's 85.0).
 
 from __future__ import annotations
 
-import tensorflow as tf
+from keras import ops
 
+from electra_tf.ops import backend
 from electra_tf.pretraining import flops
 from electra_tf.pretraining.objectives.base import StepContext
 from electra_tf.pretraining.objectives.electra import ElectraObjective
@@ -19,11 +20,19 @@ from electra_tf.pretraining.objectives.electra import ElectraObjective
 __all__ = ["ReplaceMlmObjective"]
 
 
+def _argmax(logits):
+    """int32 argmax over the last axis: TensorFlow's op on its fast paths (the graph it had),
+    `keras.ops.argmax` elsewhere; the first maximum on ties either way."""
+    if backend.tensorflow_fast_paths():
+        return backend.tensorflow().argmax(logits, axis=-1, output_type="int32")
+    return ops.cast(ops.argmax(logits, axis=-1), "int32")
+
+
 class ReplaceMlmObjective(ElectraObjective):
     """Generator samples in, original tokens out, at the masked positions."""
 
     name = "replace_mlm"
-    portable = False  # TensorFlow only for now (tf ops or per-pass variable sets)
+    portable = True  # written in keras.ops: trains on JAX and PyTorch too
     reports = ("mlm", "sampling")
     extra_metrics = ("disc_mlm_loss", "disc_mlm_accuracy")
 
@@ -46,8 +55,8 @@ class ReplaceMlmObjective(ElectraObjective):
         weighted, (logits, per_slot), grads = self.predict_masked(
             corrupted, batch, masked, context, training, with_gradients
         )
-        predictions = tf.argmax(logits, axis=-1, output_type=tf.int32)
-        correct = tf.cast(tf.equal(predictions, masked.targets), tf.float32)
+        predictions = _argmax(logits)
+        correct = ops.cast(ops.equal(predictions, masked.targets), "float32")
         return self.step_output(
             [generator, (self.model.trainable_variables, weighted, grads)],
             with_gradients,

@@ -16,6 +16,7 @@ switch; a run resumed past the switch starts in stage 2.
 from __future__ import annotations
 
 import keras
+from keras import ops
 
 from electra_tf.config import ConfigError
 from electra_tf.pretraining import flops
@@ -29,7 +30,7 @@ class TwoStageObjective(ElectraObjective):
     """Generator-only MLM, then discriminator-only replaced-token detection."""
 
     name = "two_stage"
-    portable = False  # TensorFlow only for now (tf ops or per-pass variable sets)
+    portable = True  # keras.ops; each stage trains one model (StepOutput.trained)
 
     def __init__(self, config, generator, discriminator):
         super().__init__(config, generator, discriminator)
@@ -73,7 +74,8 @@ class TwoStageObjective(ElectraObjective):
         if [tuple(w.shape) for w in source] != [tuple(w.shape) for w in target]:
             raise ValueError("two_stage: the generator and discriminator encoders differ in shape.")
         for to, value in zip(target, source, strict=True):
-            to.assign(value)
+            # A copy: on JAX two variables must not hold one buffer (the step donates both).
+            to.assign(ops.copy(value))
 
     def __call__(self, batch, context: StepContext, training: bool, with_gradients: bool):
         masked = self.mask(batch, context)
