@@ -1,7 +1,8 @@
 """Fine-tunes the engine tests' toy task in its own process, and kill -9s itself on request.
 
 Run as `python kill_driver.py WORKDIR RUN POINT SEED EPOCH`: the toy files in WORKDIR,
-the run folder WORKDIR/RUN. POINT is where SIGKILL hits seed SEED in epoch EPOCH:
+the run folder WORKDIR/RUN (several, comma-separated, run one after another in this process).
+POINT is where SIGKILL hits seed SEED in epoch EPOCH:
 
 - `none`: never (the uninterrupted run, or a resume);
 - `mid-epoch`: after the epoch's second batch;
@@ -65,7 +66,8 @@ def main(workdir, run, point, seed, epoch):
             return original_best(model, folder, entry)
 
         engine.write_best = write_best
-    _run(workdir, run, vocab, train, dev, "epochs=3", "seeds=2")
+    for name in run.split(","):
+        _run(workdir, name, vocab, train, dev, "epochs=3", "seeds=2")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """Fine-tunes the toy question-answering files in its own process; kill -9s itself on request.
 
 Run as `python qa_kill_driver.py WORKDIR RUN POINT EPOCH`: the toy SQuAD files in WORKDIR
-(written by the test), the run folder WORKDIR/RUN. POINT is where SIGKILL hits in EPOCH:
+(written by the test), the run folder WORKDIR/RUN (several, comma-separated, run one after
+another in this process). POINT is where SIGKILL hits in EPOCH:
 
 - `none`: never (the uninterrupted run, or a resume);
 - `mid-epoch`: after the epoch's second batch;
@@ -54,10 +55,11 @@ def main(workdir, run, point, epoch):
     size = len((workdir / "vocab.txt").read_text().splitlines())
     init = scratch_init(size, workdir / "vocab.txt")
     user_task.load_initialization = lambda spec, vocab_file=None: init
-    user_task.finetune_files(
-        "scratch", train=workdir / "train.json", dev=workdir / "dev.json",
-        output_dir=workdir / run, progress=None, overrides=OVERRIDES,
-    )  # fmt: skip
+    for name in run.split(","):
+        user_task.finetune_files(
+            "scratch", train=workdir / "train.json", dev=workdir / "dev.json",
+            output_dir=workdir / name, progress=None, overrides=OVERRIDES,
+        )  # fmt: skip
 
 
 if __name__ == "__main__":

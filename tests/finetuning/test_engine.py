@@ -230,8 +230,19 @@ def _finished(tmp_path, run):
 
 def test_kill_9_of_the_kept_seed_resumes_to_the_uninterrupted_run(tmp_path):
     """A real SIGKILL of the seed that ends up kept, mid-epoch, while its epoch checkpoint is
-    written, and between that checkpoint and its best weights; each resumed run equals the
-    uninterrupted one in weights, best epoch and every score."""
+    written, and between that checkpoint and its best weights; each resumed run (all three
+    resumed by one fresh process, one after another) equals the uninterrupted one in weights,
+    best epoch and every score."""
+    _kill_and_resume(tmp_path, together=True)
+
+
+@pytest.mark.slow
+def test_kill_9_of_the_kept_seed_resumes_in_its_own_process_to_the_uninterrupted_run(tmp_path):
+    """The same, each killed run resumed by a fresh process of its own."""
+    _kill_and_resume(tmp_path, together=False)
+
+
+def _kill_and_resume(tmp_path, together):
     _files(tmp_path)
     done = _driver(tmp_path, "whole")
     assert done.returncode == 0, done.stderr[-2000:]
@@ -239,8 +250,9 @@ def test_kill_9_of_the_kept_seed_resumes_to_the_uninterrupted_run(tmp_path):
     seed = kept["seed"]
     # Kill in the kept seed's best epoch, so the kill lands where the kept model is made.
     epoch = next(s["best_epoch"] for s in scores if s["seed"] == seed)
+    runs = {}
     for point in ("mid-epoch", "checkpoint", "before-best"):
-        run = f"killed-{point}"
+        run = runs[point] = f"killed-{point}"
         killed = _driver(tmp_path, run, point, seed, epoch)
         assert killed.returncode == -9, (point, killed.stderr[-2000:])
         assert not (tmp_path / run / "results.json").exists()
@@ -248,8 +260,13 @@ def test_kill_9_of_the_kept_seed_resumes_to_the_uninterrupted_run(tmp_path):
         if point == "before-best":  # the checkpoint names a best epoch whose weights are not out
             assert (folder / f"epoch-{epoch:04d}" / "record.json").exists()
             assert read_best_epoch(folder) != epoch
-        resumed = _driver(tmp_path, run)
-        assert resumed.returncode == 0, (point, resumed.stderr[-2000:])
+        if not together:
+            resumed = _driver(tmp_path, run)
+            assert resumed.returncode == 0, (point, resumed.stderr[-2000:])
+    if together:
+        resumed = _driver(tmp_path, ",".join(runs.values()))
+        assert resumed.returncode == 0, resumed.stderr[-2000:]
+    for point, run in runs.items():
         got_kept, got_scores, got_weights = _finished(tmp_path, run)
         assert (got_kept, got_scores) == (kept, scores), point
         for x, y in zip(weights, got_weights, strict=True):

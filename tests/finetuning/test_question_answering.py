@@ -486,7 +486,8 @@ def _qa_finished(tmp_path, run):
 def test_kill_9_of_a_question_answering_run_resumes_to_the_uninterrupted_run(tmp_path):
     """A real SIGKILL mid-epoch, and between an epoch's checkpoint (which holds the no-answer
     threshold chosen on dev) and its best weights; each resumed run equals the uninterrupted
-    one in weights, threshold, best epoch and every dev score."""
+    one in weights, threshold, best epoch and every dev score. One fresh process resumes both
+    killed runs, one after the other."""
     write_vocabulary([*SPECIAL_TOKENS, *WORDS, "."], tmp_path / "vocab.txt")
     _write_squad(tmp_path / "train.json", _toy(48, 0))
     _write_squad(tmp_path / "dev.json", _toy(16, 1))
@@ -494,13 +495,16 @@ def test_kill_9_of_a_question_answering_run_resumes_to_the_uninterrupted_run(tmp
     assert done.returncode == 0, done.stderr[-2000:]
     scores, threshold, weights = _qa_finished(tmp_path, "whole")
     assert scores["dev"]["f1"] > 50 and "threshold" in scores["dev"]
-    for point, epoch in (("mid-epoch", 2), ("before-best", scores["best_epoch"])):
+    points = (("mid-epoch", 2), ("before-best", scores["best_epoch"]))
+    for point, epoch in points:
         run = f"killed-{point}"
         killed = _qa_driver(tmp_path, run, point, epoch)
         assert killed.returncode == -9, (point, killed.stderr[-2000:])
         assert not (tmp_path / run / "results.json").exists()
-        resumed = _qa_driver(tmp_path, run)
-        assert resumed.returncode == 0, (point, resumed.stderr[-2000:])
+    resumed = _qa_driver(tmp_path, ",".join(f"killed-{point}" for point, _ in points))
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    for point, _ in points:
+        run = f"killed-{point}"
         got_scores, got_threshold, got_weights = _qa_finished(tmp_path, run)
         assert (got_scores, got_threshold) == (scores, threshold), point
         for x, y in zip(weights, got_weights, strict=True):
