@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
 from electra_tf.cli.common import add_config_flags, print_json
+
+BACKENDS = ("tensorflow", "jax", "torch")
 
 __all__ = ["add_parser"]
 
@@ -87,7 +92,35 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         "--verbose", type=int, default=1, choices=[0, 1, 2], help="progress output (Keras)"
     )
+    parser.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        help="Keras backend to train on (sets KERAS_BACKEND; default: KERAS_BACKEND, else "
+        "tensorflow); jax trains the electra and electra_15 objectives with the default "
+        "strategy",
+    )
     parser.set_defaults(handler=run)
+
+
+def select_backend(requested: str | None, argv) -> None:
+    """Makes `requested` the Keras backend of this command before Keras is imported.
+
+    Keras reads KERAS_BACKEND once, at its import. Before that, setting the variable is
+    enough; if Keras was already imported with another backend, the command runs again
+    in a fresh interpreter with KERAS_BACKEND set (`os.execve`: same process id, so a
+    signal sent to the command reaches the run).
+    """
+    if requested is None:
+        return
+    keras = sys.modules.get("keras")
+    current = keras.config.backend() if keras is not None else None
+    os.environ["KERAS_BACKEND"] = requested
+    if current is None or current == requested:
+        return
+    command = [sys.executable, "-m", "electra_tf.cli", *argv]
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(sys.executable, command, dict(os.environ))
 
 
 def flag_overrides(args) -> list[str]:
@@ -107,16 +140,16 @@ def flag_overrides(args) -> list[str]:
 
 
 def run(args) -> int:
+    select_backend(args.backend, getattr(args, "argv", sys.argv[1:]))
     import keras
 
     from electra_tf.config import ConfigError, load_recipe
 
-    if keras.config.backend() != "tensorflow":
+    if keras.config.backend() not in ("tensorflow", "jax"):
         raise ConfigError(
-            f"electra-tf pretrain runs on the TensorFlow backend for now (KERAS_BACKEND is "
-            f"{keras.config.backend()!r}): its data pipeline, checkpoints and resume are "
-            "TensorFlow's; on JAX or PyTorch, train ElectraPretrainer.fit on batches of arrays "
-            "(docs/encoder.md), or unset KERAS_BACKEND."
+            f"electra-tf pretrain runs on the TensorFlow and JAX backends (KERAS_BACKEND is "
+            f"{keras.config.backend()!r}); on PyTorch, train ElectraPretrainer.fit on batches "
+            "of arrays (docs/encoder.md), or pass --backend jax or --backend tensorflow."
         )
     from electra_tf.pretraining.run import (
         config_for_data,

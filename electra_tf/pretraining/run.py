@@ -33,7 +33,7 @@ from electra_tf.pretraining.callbacks import (
 from electra_tf.pretraining.checkpoint import Checkpointer
 from electra_tf.pretraining.checkpoint_checks import READ_ERRORS
 from electra_tf.pretraining.distribute import make_strategy, worker_info
-from electra_tf.pretraining.objectives import train_flops_per_step
+from electra_tf.pretraining.objectives import OBJECTIVES, train_flops_per_step
 from electra_tf.pretraining.pretrainer import ElectraPretrainer
 from electra_tf.pretraining.run_config import (
     check_resume_config,
@@ -123,6 +123,7 @@ def run_pretraining(
         the output folder cannot be written, and `TrainingDiverged` when the guard stops it.
     """
     started, output_dir, train = time.perf_counter(), Path(output_dir), config.train
+    _check_backend(config)
     config = with_absolute_paths(config)
     strategy, (is_chief, worker_id) = make_strategy(train), worker_info()
     inputs = _training_files(config, text_sources)
@@ -160,6 +161,28 @@ def run_pretraining(
         seconds=time.perf_counter() - started,
         resumed_from=start,
     )
+
+
+def _check_backend(config: ElectraConfig) -> None:
+    """One sentence, before anything is written, for what this backend cannot run yet."""
+    name = keras.config.backend()
+    if name == "tensorflow":
+        return
+    objective, train = config.objective.name, config.train
+    portable = sorted(n for n, kind in OBJECTIVES.items() if kind.portable)
+    if objective in OBJECTIVES and objective not in portable:
+        raise ConfigError(
+            f"objective.name={objective!r} trains on the TensorFlow backend only for now; on "
+            f"{name} choose one of {', '.join(portable)}, or pass --backend tensorflow."
+        )
+    if train.strategy != "default" or train.mixed_precision == "mixed_float16":
+        setting = f"train.strategy={train.strategy!r}"
+        if train.strategy == "default":
+            setting = "train.mixed_precision='mixed_float16'"
+        raise ConfigError(
+            f"{setting} runs on the TensorFlow backend only; on {name} train with the default "
+            "strategy in float32 or mixed_bfloat16, or pass --backend tensorflow."
+        )
 
 
 def _callbacks(config, output_dir: Path, checkpointer: Checkpointer, save_steps):
