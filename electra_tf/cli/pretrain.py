@@ -63,13 +63,14 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         "--strategy",
         choices=["default", "mirrored", "multi_worker", "tpu"],
-        help="tf.distribute strategy (sets train.strategy); multi_worker reads TF_CONFIG",
+        help="tf.distribute strategy (sets train.strategy); multi_worker reads TF_CONFIG; on "
+        "JAX, default or mirrored (the batch split over every device by keras.distribution)",
     )
     parser.add_argument(
         "--cpu-devices",
         type=int,
         help="split the CPU into N logical devices, e.g. to run mirrored on one host "
-        "(sets train.cpu_devices)",
+        "(sets train.cpu_devices; on JAX, XLA's host device count)",
     )
     parser.add_argument(
         "--xla", action="store_true", help="XLA-compile the two passes (sets train.jit_compile)"
@@ -96,8 +97,7 @@ def add_parser(subparsers) -> None:
         "--backend",
         choices=BACKENDS,
         help="Keras backend to train on (sets KERAS_BACKEND; default: KERAS_BACKEND, else "
-        "tensorflow); jax trains the electra and electra_15 objectives with the default "
-        "strategy",
+        "tensorflow); jax trains the electra and electra_15 objectives, default or mirrored",
     )
     parser.set_defaults(handler=run)
 
@@ -139,8 +139,21 @@ def flag_overrides(args) -> list[str]:
     return [f"{key}={value}" for key, value in flags.items() if value is not None]
 
 
+def host_devices(args) -> None:
+    """`--cpu-devices N` on JAX: XLA splits the CPU into N devices, which must be set
+    before JAX is imported (a device count already in XLA_FLAGS wins)."""
+    backend = args.backend or os.environ.get("KERAS_BACKEND")
+    flags = os.environ.get("XLA_FLAGS", "")
+    if backend != "jax" or not args.cpu_devices or "jax" in sys.modules:
+        return
+    if "xla_force_host_platform_device_count" not in flags:
+        flag = f"--xla_force_host_platform_device_count={args.cpu_devices}"
+        os.environ["XLA_FLAGS"] = f"{flags} {flag}".strip()
+
+
 def run(args) -> int:
     select_backend(args.backend, getattr(args, "argv", sys.argv[1:]))
+    host_devices(args)
     import keras
 
     from electra_tf.config import ConfigError, load_recipe

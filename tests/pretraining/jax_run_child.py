@@ -1,9 +1,10 @@
 """Run by test_jax_run.py with KERAS_BACKEND=jax: a CLI pre-training run, then its outputs.
 
 `python jax_run_child.py OUT -- ARGS... [-- ARGS...]` runs `electra-tf ARGS...` in this
-process for each group of arguments in turn (pre-training runs), then loads the first
-run's newest checkpoint with `load_pretrainer` and saves to OUT (npz) the discriminator's
-logits on a fixed batch and the backend's name.
+process for each group of arguments in turn (pre-training runs). After the first, it
+loads that run's newest checkpoint with `load_pretrainer`; it saves to OUT (npz) the
+discriminator's logits on a fixed batch, the backend's name, and how many devices the
+last run's Keras distribution split the batch over (1: none).
 """
 
 from __future__ import annotations
@@ -22,19 +23,25 @@ def fixed_batch(seq=16):
     return {"token_ids": ids, "padding_mask": mask, "segment_ids": segments}
 
 
+def _run(args: list[str]) -> None:
+    status = cli(args)
+    if status:
+        sys.exit(status)
+
+
 def main(out: str, commands: list[list[str]]) -> None:
-    for args in commands:
-        status = cli(args)
-        if status:
-            sys.exit(status)
+    _run(commands[0])
     import keras
 
     from electra_tf.pretraining.checkpoint import load_pretrainer
 
-    run = commands[0][commands[0].index("--output-dir") + 1]
-    model = load_pretrainer(run)
-    logits = model.discriminator(fixed_batch(), training=False)
-    np.savez(out, logits=keras.ops.convert_to_numpy(logits), backend=keras.config.backend())
+    model = load_pretrainer(commands[0][commands[0].index("--output-dir") + 1])
+    logits = keras.ops.convert_to_numpy(model.discriminator(fixed_batch(), training=False))
+    for args in commands[1:]:
+        _run(args)
+    distribution = keras.distribution.distribution()
+    devices = distribution.device_mesh.devices.size if distribution is not None else 1
+    np.savez(out, logits=logits, backend=keras.config.backend(), devices=devices)
 
 
 if __name__ == "__main__":

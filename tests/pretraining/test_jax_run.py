@@ -1,11 +1,13 @@
 """`electra-tf pretrain --backend jax`: the same run folder, checkpoints and resume as on TF.
 
 Every JAX run here is a child process (this one runs TensorFlow): `jax_run_child.py` runs
-the CLI in-process with KERAS_BACKEND=jax, the killed and resumed runs are the plain CLI
+the CLI in-process with KERAS_BACKEND=jax (a straight run, a warm start from it, and a
+data-parallel run over two CPU devices), the killed and resumed runs are the plain CLI
 with `--backend jax` while KERAS_BACKEND says tensorflow (the flag wins). The runs stop
 on their FLOP budget (`train.flops_budget`), well before `train.num_steps`.
 """
 
+import argparse
 import json
 import os
 import pathlib
@@ -28,13 +30,18 @@ from electra_tf.pretraining import run as run_module
 from electra_tf.pretraining.checkpoint import find_checkpoint, load_pretrainer
 from electra_tf.pretraining.checkpoint_checks import verify_checkpoint
 from electra_tf.pretraining.objectives import train_flops_per_step
+from electra_tf.pretraining.portable_checkpoint import readable_here
 from electra_tf.pretraining.run import config_for_data
 
 CHILD = pathlib.Path(__file__).with_name("jax_run_child.py")
 ROOT = TESTS.parent
 STEPS, EVERY = 30, 3
 # Test-only: XLA's CPU compiler at its lowest optimisation compiles the step in half the time.
-JAX_FLAGS = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
+# Two host devices in every child, so that all run the same XLA CPU setup.
+JAX_FLAGS = (
+    "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true "
+    "--xla_force_host_platform_device_count=2"
+)
 SMALL = {
     "model.num_layers": 1,
     "model.hidden_dim": 16,
@@ -105,11 +112,13 @@ def runs(tmp_path_factory):
     per_step = _per_step_flops(data)
     budget = per_step * (STEPS - 0.5)
     straight, killed, warm = folder / "straight", folder / "killed", folder / "warm"
+    parallel = ["--strategy", "mirrored", "--cpu-devices", "2", "--max-steps", str(EVERY)]
     init = ["pretrain", "--recipe", "tiny", "--init", str(straight), "--data", data]
     init += ["--output-dir", str(warm), "--steps", "1", "--batch-size", "4", "--verbose", "0"]
     init += _sets({"train.learning_rate": 1e-4, "train.warmup_steps": 0})
     child = [sys.executable, str(CHILD), str(folder / "straight.npz")]
     child += ["--", *_args(data, straight, budget), "--", *init]
+    child += ["--", *_args(data, folder / "parallel", budget), *parallel]
     first = subprocess.Popen(
         child, env=_env("jax"), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
@@ -126,6 +135,7 @@ def runs(tmp_path_factory):
         second.send_signal(signal.SIGKILL)
         second.wait()
         assert checkpoint.exists(), "the run to kill wrote no checkpoint"
+        shutil.copytree(checkpoint, folder / "first_checkpoint")  # resuming prunes it
         saved = sorted(os.listdir(killed / "checkpoints"))
         resumed = subprocess.run(
             command, env=_env("tensorflow"), capture_output=True, text=True, timeout=900
@@ -138,6 +148,7 @@ def runs(tmp_path_factory):
     assert resumed.returncode == 0, resumed.stderr[-4000:]
     return {
         "per_step": per_step,
+        "folder": folder,
         "straight": straight,
         "killed": killed,
         "warm": warm,
@@ -172,6 +183,32 @@ def test_a_jax_runs_discriminator_loads_on_tensorflow_with_the_same_outputs(runs
     np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5)
 
 
+def test_a_jax_run_exports_to_hugging_face_with_the_same_outputs(runs, tmp_path):
+    import torch
+    import transformers as hf
+
+    export = ["export", "--checkpoint", str(runs["straight"]), "--out", str(tmp_path)]
+    assert main([*export, "--format", "hugging-face"]) == 0
+    model = hf.ElectraForPreTraining.from_pretrained(str(tmp_path / "discriminator")).eval()
+    batch = {k: torch.tensor(np.asarray(v, np.int64)) for k, v in fixed_batch().items()}
+    with torch.no_grad():
+        logits = model(
+            input_ids=batch["token_ids"],
+            attention_mask=batch["padding_mask"],
+            token_type_ids=batch["segment_ids"],
+        ).logits.numpy()
+    np.testing.assert_allclose(logits, runs["outputs"]["logits"], rtol=1e-5, atol=1e-5)
+
+
+def test_a_tensorflow_checkpoint_is_refused_on_jax_in_one_sentence(tmp_path):
+    folder = tmp_path / "step-00000004"
+    folder.mkdir()
+    (folder / "ckpt.index").write_bytes(b"")
+    with pytest.raises(ConfigError, match="written by a run on TensorFlow .* --backend tensorflow"):
+        readable_here(folder, "jax")
+    assert readable_here(folder, "tensorflow")
+
+
 def test_a_killed_jax_run_resumes_to_bit_identical_weights(runs):
     saved = runs["saved_before_kill"]
     assert f"step-{EVERY:08d}" in saved and f"step-{STEPS:08d}" not in saved, saved
@@ -180,6 +217,19 @@ def test_a_killed_jax_run_resumes_to_bit_identical_weights(runs):
     assert a.keys() == b.keys() and len(paths["trainable"]) > 40 and len(paths["optimizer"]) > 80
     different = [key for key in a if not np.array_equal(a[key], b[key])]
     assert different == []  # weights, moments, step counter and dropout seeds alike
+
+
+def test_a_data_parallel_jax_run_matches_one_device(runs):
+    """Three steps with the batch split over two devices (`--strategy mirrored`) against
+    the killed run's first checkpoint (the same three steps on one device)."""
+    assert int(runs["outputs"]["devices"]) == 2
+    folder = runs["folder"]
+    one = np.load(folder / "first_checkpoint" / "variables.npz")
+    two = np.load(folder / "parallel" / "checkpoints" / f"step-{EVERY:08d}" / "variables.npz")
+    trainable = [key for key in one.files if key.startswith("trainable.")]
+    assert len(trainable) > 40 and set(trainable) <= set(two.files)
+    for key in trainable:
+        np.testing.assert_allclose(two[key], one[key], rtol=1e-5, atol=1e-5, err_msg=key)
 
 
 def test_init_on_jax_starts_from_the_runs_weights(runs):
@@ -231,7 +281,7 @@ def test_backend_flag_runs_the_command_again_once_keras_is_loaded(monkeypatch):
     "setting, message",
     [
         ("objective.name=bert_mlm", "objective.name='bert_mlm' trains on the TensorFlow"),
-        ("train.strategy=mirrored", "train.strategy='mirrored' runs on the TensorFlow backend"),
+        ("train.strategy=multi_worker", "strategy='multi_worker' runs on the TensorFlow backend"),
         ("train.mixed_precision=mixed_float16", "mixed_float16' runs on the TensorFlow backend"),
     ],
 )
@@ -240,6 +290,26 @@ def test_what_jax_cannot_run_is_refused_in_one_sentence(monkeypatch, setting, me
     with pytest.raises(ConfigError, match=message):
         run_module._check_backend(load_recipe("tiny").override(setting))
     run_module._check_backend(load_recipe("tiny"))  # electra on one device: accepted
+
+
+def test_a_batch_that_does_not_split_over_the_devices_is_refused(monkeypatch):
+    from electra_tf.pretraining import portable_run
+
+    monkeypatch.setattr(portable_run.keras.distribution, "list_devices", lambda: ["a", "b"])
+    train = load_recipe("tiny").override("train.strategy=mirrored", "train.batch_size=5").train
+    with pytest.raises(ConfigError, match="batch_size=5 does not split over the 2 devices"):
+        portable_run.set_distribution(train)
+
+
+def test_cpu_devices_set_the_host_device_count_before_jax_loads(monkeypatch):
+    monkeypatch.delitem(sys.modules, "jax", raising=False)
+    monkeypatch.setenv("XLA_FLAGS", "--xla_backend_optimization_level=0")
+    args = argparse.Namespace(backend="jax", cpu_devices=4)
+    pretrain_cli.host_devices(args)
+    expected = "--xla_backend_optimization_level=0 --xla_force_host_platform_device_count=4"
+    assert os.environ["XLA_FLAGS"] == expected
+    pretrain_cli.host_devices(args)  # a count already there wins: nothing added
+    assert os.environ["XLA_FLAGS"] == expected
 
 
 def test_pretrain_on_torch_is_refused_in_one_sentence(monkeypatch, tmp_path, capsys):
