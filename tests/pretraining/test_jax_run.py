@@ -1,10 +1,12 @@
 """`electra-tf pretrain --backend jax`: the same run folder, checkpoints and resume as on TF.
 
 Every JAX run here is a child process (this one runs TensorFlow): `jax_run_child.py` runs
-the CLI in-process with KERAS_BACKEND=jax (a straight run, a warm start from it, and a
-data-parallel run over two CPU devices), the killed and resumed runs are the plain CLI
-with `--backend jax` while KERAS_BACKEND says tensorflow (the flag wins). The runs stop
-on their FLOP budget (`train.flops_budget`), well before `train.num_steps`.
+the CLI in-process with KERAS_BACKEND=jax (a straight run; for the slow tests, a warm
+start from it and a data-parallel run over two CPU devices); the slow tests' killed and
+resumed runs are the plain CLI with `--backend jax` while KERAS_BACKEND says tensorflow
+(the flag wins). The runs stop on their FLOP budget (`train.flops_budget`), well before
+`train.num_steps`. Each JAX process pays JAX's import and the step's compilation (about
+30 s on 2 idle cores), so the default tests start one and the slow ones three more.
 """
 
 import argparse
@@ -26,7 +28,7 @@ from electra_tf.cli import main
 from electra_tf.cli import pretrain as pretrain_cli
 from electra_tf.config import ConfigError, load_recipe
 from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
-from electra_tf.pretraining import run as run_module
+from electra_tf.pretraining import portable_run
 from electra_tf.pretraining.checkpoint import find_checkpoint, load_pretrainer
 from electra_tf.pretraining.checkpoint_checks import verify_checkpoint
 from electra_tf.pretraining.objectives import train_flops_per_step
@@ -103,25 +105,52 @@ def _variables(run, step):
         )
 
 
+def _child(out, commands):
+    """`jax_run_child.py` running `commands` (CLI argument lists) in turn, started."""
+    child = [sys.executable, str(CHILD), str(out)]
+    for args in commands:
+        child += ["--", *args]
+    return subprocess.Popen(
+        child, env=_env("jax"), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+
+
+def _finish(process):
+    output, _ = process.communicate(timeout=900)
+    assert process.returncode == 0, output[-4000:]
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """A straight JAX run (then a warm start from it), and a run killed after its first
-    checkpoint and run again with the same command, all started at once."""
+    """A straight JAX run and its discriminator's logits (one child process)."""
     folder = tmp_path_factory.mktemp("jax_run")
     data = _data(folder / "data")
     per_step = _per_step_flops(data)
     budget = per_step * (STEPS - 0.5)
-    straight, killed, warm = folder / "straight", folder / "killed", folder / "warm"
+    _finish(_child(folder / "straight.npz", [_args(data, folder / "straight", budget)]))
+    return {
+        "per_step": per_step,
+        "budget": budget,
+        "data": data,
+        "folder": folder,
+        "straight": folder / "straight",
+        "outputs": dict(np.load(folder / "straight.npz")),
+    }
+
+
+@pytest.fixture(scope="module")
+def more_runs(runs):
+    """A warm start from the straight run then a data-parallel run (one child process),
+    and at the same time a run killed after its first checkpoint and run again with the
+    same command."""
+    folder, data, budget = runs["folder"], runs["data"], runs["budget"]
+    killed, warm = folder / "killed", folder / "warm"
     parallel = ["--strategy", "mirrored", "--cpu-devices", "2", "--max-steps", str(EVERY)]
-    init = ["pretrain", "--recipe", "tiny", "--init", str(straight), "--data", data]
+    init = ["pretrain", "--recipe", "tiny", "--init", str(runs["straight"]), "--data", data]
     init += ["--output-dir", str(warm), "--steps", "1", "--batch-size", "4", "--verbose", "0"]
     init += _sets({"train.learning_rate": 1e-4, "train.warmup_steps": 0})
-    child = [sys.executable, str(CHILD), str(folder / "straight.npz")]
-    child += ["--", *_args(data, straight, budget), "--", *init]
-    child += ["--", *_args(data, folder / "parallel", budget), *parallel]
-    first = subprocess.Popen(
-        child, env=_env("jax"), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
+    parallel_run = [*_args(data, folder / "parallel", budget), *parallel]
+    first = _child(folder / "more.npz", [init, parallel_run])
     command = [sys.executable, "-m", "electra_tf.cli", *_args(data, killed, budget)]
     command += ["--backend", "jax"]
     try:
@@ -140,22 +169,19 @@ def runs(tmp_path_factory):
         resumed = subprocess.run(
             command, env=_env("tensorflow"), capture_output=True, text=True, timeout=900
         )
-        output, _ = first.communicate(timeout=900)
+        _finish(first)
     finally:
         if first.poll() is None:  # a failure above: do not leave it running
             first.kill()
-    assert first.returncode == 0, output[-4000:]
     assert resumed.returncode == 0, resumed.stderr[-4000:]
-    return {
-        "per_step": per_step,
-        "folder": folder,
-        "straight": straight,
-        "killed": killed,
-        "warm": warm,
-        "saved_before_kill": saved,
-        "resumed": json.loads(resumed.stdout[resumed.stdout.index("{") :]),
-        "outputs": dict(np.load(folder / "straight.npz")),
-    }
+    return dict(
+        runs,
+        killed=killed,
+        warm=warm,
+        saved_before_kill=saved,
+        resumed=json.loads(resumed.stdout[resumed.stdout.index("{") :]),
+        more=dict(np.load(folder / "more.npz")),
+    )
 
 
 def test_a_jax_run_leaves_the_run_folder_of_a_tensorflow_run(runs):
@@ -209,21 +235,24 @@ def test_a_tensorflow_checkpoint_is_refused_on_jax_in_one_sentence(tmp_path):
     assert readable_here(folder, "tensorflow")
 
 
-def test_a_killed_jax_run_resumes_to_bit_identical_weights(runs):
-    saved = runs["saved_before_kill"]
+@pytest.mark.slow
+def test_a_killed_jax_run_resumes_to_bit_identical_weights(more_runs):
+    saved, resumed = more_runs["saved_before_kill"], more_runs["resumed"]
     assert f"step-{EVERY:08d}" in saved and f"step-{STEPS:08d}" not in saved, saved
-    assert runs["resumed"]["step"] == STEPS and runs["resumed"]["resumed_from"] >= EVERY
-    (a, paths), (b, _) = _variables(runs["straight"], STEPS), _variables(runs["killed"], STEPS)
+    assert resumed["step"] == STEPS and resumed["resumed_from"] >= EVERY
+    a, paths = _variables(more_runs["straight"], STEPS)
+    b, _ = _variables(more_runs["killed"], STEPS)
     assert a.keys() == b.keys() and len(paths["trainable"]) > 40 and len(paths["optimizer"]) > 80
     different = [key for key in a if not np.array_equal(a[key], b[key])]
     assert different == []  # weights, moments, step counter and dropout seeds alike
 
 
-def test_a_data_parallel_jax_run_matches_one_device(runs):
+@pytest.mark.slow
+def test_a_data_parallel_jax_run_matches_one_device(more_runs):
     """Three steps with the batch split over two devices (`--strategy mirrored`) against
     the killed run's first checkpoint (the same three steps on one device)."""
-    assert int(runs["outputs"]["devices"]) == 2
-    folder = runs["folder"]
+    assert int(more_runs["more"]["devices"]) == 2
+    folder = more_runs["folder"]
     one = np.load(folder / "first_checkpoint" / "variables.npz")
     two = np.load(folder / "parallel" / "checkpoints" / f"step-{EVERY:08d}" / "variables.npz")
     trainable = [key for key in one.files if key.startswith("trainable.")]
@@ -232,10 +261,11 @@ def test_a_data_parallel_jax_run_matches_one_device(runs):
         np.testing.assert_allclose(two[key], one[key], rtol=1e-5, atol=1e-5, err_msg=key)
 
 
-def test_init_on_jax_starts_from_the_runs_weights(runs):
+@pytest.mark.slow
+def test_init_on_jax_starts_from_the_runs_weights(more_runs):
     (source, paths), (warm, warm_paths) = (
-        _variables(runs["straight"], STEPS),
-        _variables(runs["warm"], 1),
+        _variables(more_runs["straight"], STEPS),
+        _variables(more_runs["warm"], 1),
     )
     assert warm_paths["trainable"] == paths["trainable"]
     encoder = [i for i, p in enumerate(paths["trainable"]) if "encoder" in p]
@@ -286,15 +316,14 @@ def test_backend_flag_runs_the_command_again_once_keras_is_loaded(monkeypatch):
     ],
 )
 def test_what_jax_cannot_run_is_refused_in_one_sentence(monkeypatch, setting, message):
-    monkeypatch.setattr(run_module.keras.config, "backend", lambda: "jax")
+    monkeypatch.setattr(portable_run.keras.config, "backend", lambda: "jax")
     with pytest.raises(ConfigError, match=message):
-        run_module._check_backend(load_recipe("tiny").override(setting))
-    run_module._check_backend(load_recipe("tiny"))  # electra on one device: accepted
+        portable_run.check_backend(load_recipe("tiny").override(setting))
+    portable_run.check_backend(load_recipe("tiny"))  # electra on one device: accepted
+    portable_run.check_backend(load_recipe("tiny").override("train.strategy=mirrored"))
 
 
 def test_a_batch_that_does_not_split_over_the_devices_is_refused(monkeypatch):
-    from electra_tf.pretraining import portable_run
-
     monkeypatch.setattr(portable_run.keras.distribution, "list_devices", lambda: ["a", "b"])
     train = load_recipe("tiny").override("train.strategy=mirrored", "train.batch_size=5").train
     with pytest.raises(ConfigError, match="batch_size=5 does not split over the 2 devices"):
