@@ -54,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # to run again on another backend
     prepare_environment()
     try:
         return args.handler(args) or 0

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
 from electra_tf.cli.common import add_config_flags, print_json
+
+BACKENDS = ("tensorflow", "jax", "torch")
 
 __all__ = ["add_parser"]
 
@@ -58,13 +63,14 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         "--strategy",
         choices=["default", "mirrored", "multi_worker", "tpu"],
-        help="tf.distribute strategy (sets train.strategy); multi_worker reads TF_CONFIG",
+        help="tf.distribute strategy (sets train.strategy); multi_worker reads TF_CONFIG; on "
+        "JAX, default or mirrored (the batch split over every device by keras.distribution)",
     )
     parser.add_argument(
         "--cpu-devices",
         type=int,
         help="split the CPU into N logical devices, e.g. to run mirrored on one host "
-        "(sets train.cpu_devices)",
+        "(sets train.cpu_devices; on JAX, XLA's host device count)",
     )
     parser.add_argument(
         "--xla", action="store_true", help="XLA-compile the two passes (sets train.jit_compile)"
@@ -87,7 +93,34 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         "--verbose", type=int, default=1, choices=[0, 1, 2], help="progress output (Keras)"
     )
+    parser.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        help="Keras backend to train on (sets KERAS_BACKEND; default: KERAS_BACKEND, else "
+        "tensorflow); jax trains the electra and electra_15 objectives, default or mirrored",
+    )
     parser.set_defaults(handler=run)
+
+
+def select_backend(requested: str | None, argv) -> None:
+    """Makes `requested` the Keras backend of this command before Keras is imported.
+
+    Keras reads KERAS_BACKEND once, at its import. Before that, setting the variable is
+    enough; if Keras was already imported with another backend, the command runs again
+    in a fresh interpreter with KERAS_BACKEND set (`os.execve`: same process id, so a
+    signal sent to the command reaches the run).
+    """
+    if requested is None:
+        return
+    keras = sys.modules.get("keras")
+    current = keras.config.backend() if keras is not None else None
+    os.environ["KERAS_BACKEND"] = requested
+    if current is None or current == requested:
+        return
+    command = [sys.executable, "-m", "electra_tf.cli", *argv]
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(sys.executable, command, dict(os.environ))
 
 
 def flag_overrides(args) -> list[str]:
@@ -106,17 +139,30 @@ def flag_overrides(args) -> list[str]:
     return [f"{key}={value}" for key, value in flags.items() if value is not None]
 
 
+def host_devices(args) -> None:
+    """`--cpu-devices N` on JAX: XLA splits the CPU into N devices, which must be set
+    before JAX is imported (a device count already in XLA_FLAGS wins)."""
+    backend = args.backend or os.environ.get("KERAS_BACKEND")
+    flags = os.environ.get("XLA_FLAGS", "")
+    if backend != "jax" or not args.cpu_devices or "jax" in sys.modules:
+        return
+    if "xla_force_host_platform_device_count" not in flags:
+        flag = f"--xla_force_host_platform_device_count={args.cpu_devices}"
+        os.environ["XLA_FLAGS"] = f"{flags} {flag}".strip()
+
+
 def run(args) -> int:
+    select_backend(args.backend, getattr(args, "argv", sys.argv[1:]))
+    host_devices(args)
     import keras
 
     from electra_tf.config import ConfigError, load_recipe
 
-    if keras.config.backend() != "tensorflow":
+    if keras.config.backend() not in ("tensorflow", "jax"):
         raise ConfigError(
-            f"electra-tf pretrain runs on the TensorFlow backend for now (KERAS_BACKEND is "
-            f"{keras.config.backend()!r}): its data pipeline, checkpoints and resume are "
-            "TensorFlow's; on JAX or PyTorch, train ElectraPretrainer.fit on batches of arrays "
-            "(docs/encoder.md), or unset KERAS_BACKEND."
+            f"electra-tf pretrain runs on the TensorFlow and JAX backends (KERAS_BACKEND is "
+            f"{keras.config.backend()!r}); on PyTorch, train ElectraPretrainer.fit on batches "
+            "of arrays (docs/encoder.md), or pass --backend jax or --backend tensorflow."
         )
     from electra_tf.pretraining.run import (
         config_for_data,

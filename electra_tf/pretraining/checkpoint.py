@@ -44,12 +44,21 @@ from electra_tf.io.durable import (
     write_atomic,
     write_record,
 )
+from electra_tf.ops import backend
 from electra_tf.pretraining.checkpoint_checks import (
     READ_ERRORS,
     STEP_NAME,
     first_nonfinite_slot,
     first_nonfinite_weight,
+    refuse_suspect,
+    step_folders,
     verify_checkpoint,
+)
+from electra_tf.pretraining.portable_checkpoint import (
+    is_portable,
+    read_variables,
+    readable_here,
+    write_variables,
 )
 
 __all__ = [
@@ -99,16 +108,6 @@ def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def _step_folders(folder: Path) -> list[tuple[int, Path]]:
-    if not folder.is_dir():
-        return []
-    return sorted(
-        (int(m.group(1)), child)
-        for child in folder.iterdir()
-        if (m := _NAME.match(child.name)) and child.is_dir()
-    )
-
-
 def find_checkpoint(path: str | Path, log=_stderr, move_aside: bool = True) -> Path | None:
     """The checkpoint folder `path` names: a `step-N` folder (verified), or the newest
     checkpoint inside a run or `checkpoints/` folder that verifies (the newer ones that
@@ -127,7 +126,7 @@ def find_checkpoint(path: str | Path, log=_stderr, move_aside: bool = True) -> P
             )
         return path
     for folder in (path / "checkpoints", path):
-        steps = _step_folders(folder)
+        steps = step_folders(folder)
         for _, child in reversed(steps):
             reason = verify_checkpoint(child)
             if reason is None:
@@ -184,7 +183,8 @@ class Checkpointer:
         self.is_chief = is_chief
         self.worker_id = worker_id
         self.log = log
-        self._checkpoint = checkpoint_object(model)
+        # On JAX, every variable's value in one variables.npz (`portable_checkpoint`).
+        self._checkpoint = checkpoint_object(model) if backend.name() == "tensorflow" else None
         self.good = None  # newest step whose weights gave a healthy next step
         self.good_steps = set()  # every step judged good
         self.lowest_step = None  # the step of the run's lowest median loss (the guard's)
@@ -196,7 +196,7 @@ class Checkpointer:
         """Steps of the checkpoints on disk that have a state (not yet verified)."""
         return [
             step
-            for step, folder in _step_folders(self.directory)
+            for step, folder in step_folders(self.directory)
             if (folder / "state.json").exists()
         ]
 
@@ -287,7 +287,10 @@ class Checkpointer:
         try:
             shutil.rmtree(scratch, ignore_errors=True)
             scratch.mkdir(parents=True, exist_ok=True)
-            self._checkpoint.write(str(scratch / "ckpt"))
+            if self._checkpoint is None:
+                write_variables(self.model, scratch)
+            else:
+                self._checkpoint.write(str(scratch / "ckpt"))
             if not self.is_chief:
                 shutil.rmtree(scratch.parent, ignore_errors=True)
                 return final
@@ -323,42 +326,21 @@ class Checkpointer:
         The restored checkpoint is judged by the next step, as if just written.
         """
         folder = Path(folder)
-        status = self._checkpoint.read(str(folder / "ckpt"))
-        try:
-            status.assert_existing_objects_matched()
-        except AssertionError:
-            raise ConfigError(
-                f"Checkpoint {folder} does not match this model; its config is in "
-                f"{folder / 'config.json'}."
-            ) from None
+        if readable_here(folder, backend.name()) and is_portable(folder):
+            read_variables(self.model, folder)
+        else:
+            status = self._checkpoint.read(str(folder / "ckpt"))
+            try:
+                status.assert_existing_objects_matched()
+            except AssertionError:
+                raise ConfigError(
+                    f"Checkpoint {folder} does not match this model; its config is in "
+                    f"{folder / 'config.json'}."
+                ) from None
         step = int(json.loads((folder / "state.json").read_text())["step"])
         self.unjudged = step
         self.touched.add(step)
         return step
-
-
-def _suspect(folder: Path) -> str | None:
-    """Why `folder` was suspect when written (its `state.json`), or None."""
-    try:
-        return json.loads((folder / "state.json").read_text()).get("suspect")
-    except (OSError, ValueError, AttributeError):
-        return "its state.json does not read"
-
-
-def _refuse_suspect(folder: Path) -> None:
-    """One sentence when `folder` was written while its run was in trouble."""
-    suspect = _suspect(folder)
-    if not suspect:
-        return
-    steps = _step_folders(folder.parent)
-    earlier = [f for _, f in steps if f.name < folder.name and not _suspect(f)]
-    instead = (
-        f"name an earlier one ({earlier[-1]}) instead" if earlier else "no earlier one is good"
-    )
-    raise ConfigError(
-        f"Checkpoint {folder} was written while its run was in trouble ({suspect}); {instead}, "
-        "or pass --allow-suspect to export it anyway."
-    )
 
 
 def load_pretrainer(path, allow_suspect: bool = False):
@@ -376,7 +358,8 @@ def load_pretrainer(path, allow_suspect: bool = False):
     if folder is None:
         raise ConfigError(f"No checkpoint found at {path} (expected a step-N folder or a run).")
     if not allow_suspect:
-        _refuse_suspect(folder)
+        refuse_suspect(folder)
+    readable_here(folder, backend.name())
     config = ElectraConfig.from_json((folder / "config.json").read_text(), str(folder))
     model = ElectraPretrainer(config)
     # Compiled, as when it was saved: Keras 3's object graph lists the compiled model's
@@ -384,6 +367,9 @@ def load_pretrainer(path, allow_suspect: bool = False):
     # objects by a shifted position.
     model.compile()
     try:
+        if is_portable(folder):  # written on JAX: read on any backend
+            read_variables(model, folder)
+            return model
         status = checkpoint_object(model).read(str(folder / "ckpt"))
         status.assert_existing_objects_matched()
     except AssertionError:

@@ -13,10 +13,14 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
+from electra_tf.config import ConfigError
 from electra_tf.io.durable import RECORD, verify_record
+from electra_tf.pretraining.portable_checkpoint import VARIABLES
 
 __all__ = [
     "STEP_NAME",
+    "step_folders",
+    "refuse_suspect",
     "READ_ERRORS",
     "first_nonfinite_weight",
     "first_nonfinite_slot",
@@ -66,11 +70,48 @@ def _read_state(folder: Path) -> tuple[dict | None, str | None]:
     return state, None
 
 
+def step_folders(folder: Path) -> list[tuple[int, Path]]:
+    """(step, folder) of the `step-N` folders in `folder`, oldest first."""
+    if not folder.is_dir():
+        return []
+    return sorted(
+        (int(m.group(1)), child)
+        for child in folder.iterdir()
+        if (m := STEP_NAME.match(child.name)) and child.is_dir()
+    )
+
+
+def _suspect(folder: Path) -> str | None:
+    """Why `folder` was suspect when written (its `state.json`), or None."""
+    try:
+        return json.loads((folder / "state.json").read_text()).get("suspect")
+    except (OSError, ValueError, AttributeError):
+        return "its state.json does not read"
+
+
+def refuse_suspect(folder: Path) -> None:
+    """One sentence when `folder` was written while its run was in trouble."""
+    suspect = _suspect(folder)
+    if not suspect:
+        return
+    steps = step_folders(folder.parent)
+    earlier = [f for _, f in steps if f.name < folder.name and not _suspect(f)]
+    instead = (
+        f"name an earlier one ({earlier[-1]}) instead" if earlier else "no earlier one is good"
+    )
+    raise ConfigError(
+        f"Checkpoint {folder} was written while its run was in trouble ({suspect}); {instead}, "
+        "or pass --allow-suspect to export it anyway."
+    )
+
+
 _UNRECORDED = {}  # (folder, sizes and times) -> verdict of `_verify_unrecorded`
 
 
 def _verify_unrecorded(folder: Path, step: int) -> str | None:
     """Reads every tensor of a checkpoint without a record; its step must be `step`."""
+    if (folder / VARIABLES).is_file():  # written on JAX: always with a record
+        return f"it has no {RECORD}"
     if not (folder / "ckpt.index").is_file():
         return "it has no ckpt.index"
     files = sorted(folder.iterdir())
@@ -115,5 +156,6 @@ def verify_checkpoint(folder) -> str | None:
     if named and int(named.group(1)) != state["step"]:
         return f"its state.json says step {state['step']} but its name says {int(named.group(1))}"
     if (folder / RECORD).exists():
-        return verify_record(folder, required=("ckpt.index", "state.json"))
+        data = VARIABLES if (folder / VARIABLES).is_file() else "ckpt.index"  # JAX's or TF's
+        return verify_record(folder, required=(data, "state.json"))
     return _verify_unrecorded(folder, state["step"])

@@ -34,6 +34,7 @@ from electra_tf.pretraining.checkpoint import Checkpointer
 from electra_tf.pretraining.checkpoint_checks import READ_ERRORS
 from electra_tf.pretraining.distribute import make_strategy, worker_info
 from electra_tf.pretraining.objectives import train_flops_per_step
+from electra_tf.pretraining.portable_run import check_backend, set_distribution
 from electra_tf.pretraining.pretrainer import ElectraPretrainer
 from electra_tf.pretraining.run_config import (
     check_resume_config,
@@ -123,8 +124,9 @@ def run_pretraining(
         the output folder cannot be written, and `TrainingDiverged` when the guard stops it.
     """
     started, output_dir, train = time.perf_counter(), Path(output_dir), config.train
+    check_backend(config)
     config = with_absolute_paths(config)
-    strategy, (is_chief, worker_id) = make_strategy(train), worker_info()
+    strategy, (is_chief, worker_id) = _strategy(train), worker_info()
     inputs = _training_files(config, text_sources)
     model, checkpointer = _build(config, strategy, output_dir, is_chief, worker_id)
     start = _resume(checkpointer, config, output_dir, resume)
@@ -181,6 +183,16 @@ def _callbacks(config, output_dir: Path, checkpointer: Checkpointer, save_steps)
             StepCheckpoint(checkpointer, every=train.checkpoint_every, at=save_steps, guard=guard),
         ],
     )
+
+
+def _strategy(train):
+    """The `tf.distribute` strategy on TensorFlow. Elsewhere, Keras's distribution (set
+    here) places the variables and splits the batch, and TensorFlow's default strategy,
+    whose scope changes nothing, stands in."""
+    if keras.config.backend() == "tensorflow":
+        return make_strategy(train)
+    set_distribution(train)
+    return tf.distribute.get_strategy()
 
 
 def _build(config, strategy, output_dir: Path, is_chief: bool, worker_id: int):
@@ -306,7 +318,7 @@ def _dataset(config, strategy, inputs, start: int, text_sources, lower_case):
             seed=train.seed,
             start_step=start,
         )
-        if train.strategy != "default":
+        if _distributed(train):
             dataset = strategy.experimental_distribute_dataset(dataset)
         return dataset
     files, counts = inputs
@@ -323,9 +335,14 @@ def _dataset(config, strategy, inputs, start: int, text_sources, lower_case):
             input_context=input_context,
         )
 
-    if train.strategy == "default":
+    if not _distributed(train):  # Keras's JAX trainer splits the global batch itself
         return dataset_fn()
     return strategy.distribute_datasets_from_function(dataset_fn)
+
+
+def _distributed(train) -> bool:
+    """Whether the input goes through `tf.distribute` (a strategy on TensorFlow)."""
+    return train.strategy != "default" and keras.config.backend() == "tensorflow"
 
 
 def _fit(model, dataset, steps: int, callbacks, verbose, checkpointer) -> dict:

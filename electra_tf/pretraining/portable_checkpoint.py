@@ -1,0 +1,106 @@
+"""The checkpoint file of a run on JAX: every variable's value, by position, in one `.npz`.
+
+`tf.train.Checkpoint` saves TensorFlow objects; on JAX the model's variables hold JAX
+arrays, so a step checkpoint there (`Checkpointer`) holds `variables.npz` in place of
+`ckpt.*`: the values of the pretrainer's trainable, non-trainable (dropout seed states,
+the evaluation counter) and optimizer variables (the step counter, the moments), in the
+order the model creates them, which is the same on every backend. The same folder also
+holds `config.json`, `state.json` and `record.json`, so it verifies, resumes and prunes as
+TensorFlow's does, and `load_pretrainer` reads it on any backend (so a JAX run exports on
+TensorFlow). A value whose dtype differs by backend (a seed state: uint32 on JAX, int64 on
+TensorFlow; the step counter) is cast to the reading variable's dtype.
+
+Nothing here imports TensorFlow.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+from keras import ops
+
+from electra_tf.config import ConfigError
+
+__all__ = ["VARIABLES", "is_portable", "write_variables", "read_variables", "readable_here"]
+
+#: The file of a portable checkpoint.
+VARIABLES = "variables.npz"
+_PATHS = "paths"
+
+
+def _groups(model, with_optimizer: bool = True) -> dict:
+    """The pretrainer's variables by group, in creation order."""
+    groups = {
+        "trainable": model.trainable_variables,
+        "non_trainable": model.non_trainable_variables,
+    }
+    optimizer = getattr(model, "optimizer", None)
+    if with_optimizer and optimizer is not None:
+        groups["optimizer"] = optimizer.variables
+    return groups
+
+
+def is_portable(folder) -> bool:
+    """Whether the checkpoint `folder` holds a portable `variables.npz`."""
+    return (Path(folder) / VARIABLES).is_file()
+
+
+def readable_here(folder, backend: str) -> bool:
+    """Whether this backend reads the checkpoint `folder`: a portable one on any backend, one
+    of `tf.train.Checkpoint` on TensorFlow; else `ConfigError` in one sentence."""
+    if is_portable(folder) or backend == "tensorflow":
+        return True
+    raise ConfigError(
+        f"Checkpoint {folder} was written by a run on TensorFlow (ckpt.*), which the {backend} "
+        "backend does not read; use it with --backend tensorflow (a run resumes on the "
+        "backend it started on)."
+    )
+
+
+def write_variables(model, folder) -> Path:
+    """Writes the values of `model`'s variables (and its optimizer's) to `folder/variables.npz`."""
+    arrays, paths = {}, {}
+    for group, variables in _groups(model).items():
+        paths[group] = [variable.path for variable in variables]
+        for index, variable in enumerate(variables):
+            arrays[f"{group}.{index:05d}"] = np.asarray(ops.convert_to_numpy(variable.value))
+    arrays[_PATHS] = np.array(json.dumps(paths))
+    path = Path(folder) / VARIABLES
+    with open(path, "wb") as handle:
+        np.savez(handle, **arrays)
+    return path
+
+
+def _mismatch(folder, what: str) -> ConfigError:
+    return ConfigError(
+        f"Checkpoint {folder} does not match this model ({what}); its config is in "
+        f"{Path(folder) / 'config.json'}."
+    )
+
+
+def read_variables(model, folder, with_optimizer: bool = True) -> None:
+    """Assigns the values in `folder/variables.npz` to `model`'s variables (by position,
+    shapes checked; dtypes cast to the model's).
+
+    Raises:
+        ConfigError: the file lists another number of variables, or another shape, than
+            the model has (in one sentence, naming the variable).
+    """
+    with np.load(Path(folder) / VARIABLES) as data:
+        paths = json.loads(str(data[_PATHS]))
+        for group, variables in _groups(model, with_optimizer).items():
+            saved = paths.get(group, [])
+            if len(saved) != len(variables):
+                counts = f"{len(saved)} {group} variables, the model {len(variables)}"
+                raise _mismatch(folder, counts)
+            for index, variable in enumerate(variables):
+                value = data[f"{group}.{index:05d}"]
+                if tuple(value.shape) != tuple(variable.shape):
+                    raise _mismatch(
+                        folder,
+                        f"{saved[index]} has shape {list(value.shape)}, the model's "
+                        f"{variable.path} {list(variable.shape)}",
+                    )
+                variable.assign(value.astype(variable.dtype))

@@ -1,0 +1,362 @@
+"""`electra-tf pretrain --backend jax`: the same run folder, checkpoints and resume as on TF.
+
+Every JAX run here is a child process (this one runs TensorFlow): `jax_run_child.py` runs
+the CLI in-process with KERAS_BACKEND=jax (a straight run; for the slow tests, a warm
+start from it and a data-parallel run over two CPU devices); the slow tests' killed and
+resumed runs are the plain CLI with `--backend jax` while KERAS_BACKEND says tensorflow
+(the flag wins). The runs stop on their FLOP budget (`train.flops_budget`), well before
+`train.num_steps`. Each JAX process pays JAX's import and the step's compilation (about
+30 s on 2 idle cores), so the default tests start one and the slow ones three more.
+"""
+
+import argparse
+import json
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from helpers import TESTS, VOCAB, write_packed
+from jax_run_child import fixed_batch
+
+from electra_tf.cli import main
+from electra_tf.cli import pretrain as pretrain_cli
+from electra_tf.config import ConfigError, load_recipe
+from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
+from electra_tf.pretraining import portable_run
+from electra_tf.pretraining.checkpoint import find_checkpoint, load_pretrainer
+from electra_tf.pretraining.checkpoint_checks import verify_checkpoint
+from electra_tf.pretraining.objectives import train_flops_per_step
+from electra_tf.pretraining.portable_checkpoint import readable_here
+from electra_tf.pretraining.run import config_for_data
+
+CHILD = pathlib.Path(__file__).with_name("jax_run_child.py")
+ROOT = TESTS.parent
+STEPS, EVERY = 30, 3
+# Test-only: XLA's CPU compiler at its lowest optimisation compiles the step in half the time.
+# Two host devices in every child, so that all run the same XLA CPU setup.
+JAX_FLAGS = (
+    "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true "
+    "--xla_force_host_platform_device_count=2"
+)
+SMALL = {
+    "model.num_layers": 1,
+    "model.hidden_dim": 16,
+    "model.embedding_dim": 8,
+    "model.num_heads": 2,
+    "model.intermediate_dim": 32,
+    "model.max_sequence_length": 16,
+    "data.sequence_length": 16,
+    "train.num_steps": 1000,  # the FLOP budget stops the run at STEPS
+    "train.warmup_steps": 2,
+    "train.learning_rate": 1e-3,
+    "train.checkpoint_every": EVERY,
+    "train.log_every": EVERY,
+}
+
+
+def _env(backend):
+    path = os.pathsep.join([str(ROOT), str(TESTS)])
+    return dict(
+        os.environ,
+        KERAS_BACKEND=backend,
+        PYTHONPATH=path,
+        XLA_FLAGS=JAX_FLAGS,
+        TF_CPP_MIN_LOG_LEVEL="3",
+    )
+
+
+def _sets(values):
+    return [item for key, value in values.items() for item in ("--set", f"{key}={value}")]
+
+
+def _data(folder):
+    """Packed examples with a manifest that names their vocabulary (for --init)."""
+    data = write_packed(folder, n=64, seq=16, shards=2)
+    write_vocabulary(list(SPECIAL_TOKENS) + [f"w{i}" for i in range(VOCAB - 5)], folder / "v.txt")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["vocab_file"] = "v.txt"
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    return data
+
+
+def _per_step_flops(data):
+    overrides = [f"data.train_files={data}", "train.batch_size=4"]
+    overrides += [f"{key}={value}" for key, value in SMALL.items()]
+    config = config_for_data(load_recipe("tiny").override(*overrides), list(SMALL))
+    return train_flops_per_step(config)
+
+
+def _args(data, run, budget):
+    values = dict(SMALL, **{"train.flops_budget": budget})
+    common = ["--recipe", "tiny", "--data", data, "--batch-size", "4", "--verbose", "0"]
+    return ["pretrain", *common, "--output-dir", str(run), *_sets(values)]
+
+
+def _variables(run, step):
+    with np.load(pathlib.Path(run) / "checkpoints" / f"step-{step:08d}" / "variables.npz") as data:
+        return {key: data[key] for key in data.files if key != "paths"}, json.loads(
+            str(data["paths"])
+        )
+
+
+def _child(out, commands):
+    """`jax_run_child.py` running `commands` (CLI argument lists) in turn, started."""
+    child = [sys.executable, str(CHILD), str(out)]
+    for args in commands:
+        child += ["--", *args]
+    return subprocess.Popen(
+        child, env=_env("jax"), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+
+
+def _finish(process):
+    output, _ = process.communicate(timeout=900)
+    assert process.returncode == 0, output[-4000:]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """A straight JAX run and its discriminator's logits (one child process)."""
+    folder = tmp_path_factory.mktemp("jax_run")
+    data = _data(folder / "data")
+    per_step = _per_step_flops(data)
+    budget = per_step * (STEPS - 0.5)
+    _finish(_child(folder / "straight.npz", [_args(data, folder / "straight", budget)]))
+    return {
+        "per_step": per_step,
+        "budget": budget,
+        "data": data,
+        "folder": folder,
+        "straight": folder / "straight",
+        "outputs": dict(np.load(folder / "straight.npz")),
+    }
+
+
+@pytest.fixture(scope="module")
+def more_runs(runs):
+    """A warm start from the straight run then a data-parallel run (one child process),
+    and at the same time a run killed after its first checkpoint and run again with the
+    same command."""
+    folder, data, budget = runs["folder"], runs["data"], runs["budget"]
+    killed, warm = folder / "killed", folder / "warm"
+    parallel = ["--strategy", "mirrored", "--cpu-devices", "2", "--max-steps", str(EVERY)]
+    init = ["pretrain", "--recipe", "tiny", "--init", str(runs["straight"]), "--data", data]
+    init += ["--output-dir", str(warm), "--steps", "1", "--batch-size", "4", "--verbose", "0"]
+    init += _sets({"train.learning_rate": 1e-4, "train.warmup_steps": 0})
+    parallel_run = [*_args(data, folder / "parallel", budget), *parallel]
+    first = _child(folder / "more.npz", [init, parallel_run])
+    command = [sys.executable, "-m", "electra_tf.cli", *_args(data, killed, budget)]
+    command += ["--backend", "jax"]
+    try:
+        second = subprocess.Popen(
+            command, env=_env("tensorflow"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        checkpoint = killed / "checkpoints" / f"step-{EVERY:08d}"
+        deadline = time.time() + 600
+        while not checkpoint.exists() and time.time() < deadline and second.poll() is None:
+            time.sleep(0.01)
+        second.send_signal(signal.SIGKILL)
+        second.wait()
+        assert checkpoint.exists(), "the run to kill wrote no checkpoint"
+        shutil.copytree(checkpoint, folder / "first_checkpoint")  # resuming prunes it
+        saved = sorted(os.listdir(killed / "checkpoints"))
+        resumed = subprocess.run(
+            command, env=_env("tensorflow"), capture_output=True, text=True, timeout=900
+        )
+        _finish(first)
+    finally:
+        if first.poll() is None:  # a failure above: do not leave it running
+            first.kill()
+    assert resumed.returncode == 0, resumed.stderr[-4000:]
+    return dict(
+        runs,
+        killed=killed,
+        warm=warm,
+        saved_before_kill=saved,
+        resumed=json.loads(resumed.stdout[resumed.stdout.index("{") :]),
+        more=dict(np.load(folder / "more.npz")),
+    )
+
+
+def test_a_jax_run_leaves_the_run_folder_of_a_tensorflow_run(runs):
+    straight = runs["straight"]
+    assert str(runs["outputs"]["backend"]) == "jax"
+    summary = json.loads((straight / "last_run.json").read_text())
+    assert summary["step"] == STEPS and summary["status"] == "finished"
+    # The FLOP budget (STEPS - 0.5 steps' worth), not train.num_steps (1000), ended it.
+    assert summary["window_logs"]["train_flops"] == pytest.approx(STEPS * runs["per_step"])
+    kept = sorted(os.listdir(straight / "checkpoints"))
+    assert kept == [f"step-{s:08d}" for s in (STEPS - 2 * EVERY, STEPS - EVERY, STEPS)]
+    for name in kept:
+        assert verify_checkpoint(straight / "checkpoints" / name) is None
+        assert (straight / "checkpoints" / name / "variables.npz").is_file()
+    assert any(name.startswith("events.out") for name in os.listdir(straight / "logs"))
+    assert json.loads((straight / "config.json").read_text())["train"]["flops_budget"] > 0
+
+
+def test_a_jax_runs_discriminator_loads_on_tensorflow_with_the_same_outputs(runs):
+    model = load_pretrainer(runs["straight"])
+    assert int(model.optimizer.iterations.numpy()) == STEPS
+    ours = np.asarray(model.discriminator(fixed_batch(), training=False))
+    theirs = runs["outputs"]["logits"]
+    assert ours.shape == theirs.shape == (8, 16) and np.std(theirs) > 1e-3
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5)
+
+
+def test_a_jax_run_exports_to_hugging_face_with_the_same_outputs(runs, tmp_path):
+    import torch
+    import transformers as hf
+
+    export = ["export", "--checkpoint", str(runs["straight"]), "--out", str(tmp_path)]
+    assert main([*export, "--format", "hugging-face"]) == 0
+    model = hf.ElectraForPreTraining.from_pretrained(str(tmp_path / "discriminator")).eval()
+    batch = {k: torch.tensor(np.asarray(v, np.int64)) for k, v in fixed_batch().items()}
+    with torch.no_grad():
+        logits = model(
+            input_ids=batch["token_ids"],
+            attention_mask=batch["padding_mask"],
+            token_type_ids=batch["segment_ids"],
+        ).logits.numpy()
+    np.testing.assert_allclose(logits, runs["outputs"]["logits"], rtol=1e-5, atol=1e-5)
+
+
+def test_a_tensorflow_checkpoint_is_refused_on_jax_in_one_sentence(tmp_path):
+    folder = tmp_path / "step-00000004"
+    folder.mkdir()
+    (folder / "ckpt.index").write_bytes(b"")
+    with pytest.raises(ConfigError, match="written by a run on TensorFlow .* --backend tensorflow"):
+        readable_here(folder, "jax")
+    assert readable_here(folder, "tensorflow")
+
+
+@pytest.mark.slow
+def test_a_killed_jax_run_resumes_to_bit_identical_weights(more_runs):
+    saved, resumed = more_runs["saved_before_kill"], more_runs["resumed"]
+    assert f"step-{EVERY:08d}" in saved and f"step-{STEPS:08d}" not in saved, saved
+    assert resumed["step"] == STEPS and resumed["resumed_from"] >= EVERY
+    a, paths = _variables(more_runs["straight"], STEPS)
+    b, _ = _variables(more_runs["killed"], STEPS)
+    assert a.keys() == b.keys() and len(paths["trainable"]) > 40 and len(paths["optimizer"]) > 80
+    different = [key for key in a if not np.array_equal(a[key], b[key])]
+    assert different == []  # weights, moments, step counter and dropout seeds alike
+
+
+@pytest.mark.slow
+def test_a_data_parallel_jax_run_matches_one_device(more_runs):
+    """Three steps with the batch split over two devices (`--strategy mirrored`) against
+    the killed run's first checkpoint (the same three steps on one device)."""
+    assert int(more_runs["more"]["devices"]) == 2
+    folder = more_runs["folder"]
+    one = np.load(folder / "first_checkpoint" / "variables.npz")
+    two = np.load(folder / "parallel" / "checkpoints" / f"step-{EVERY:08d}" / "variables.npz")
+    trainable = [key for key in one.files if key.startswith("trainable.")]
+    assert len(trainable) > 40 and set(trainable) <= set(two.files)
+    for key in trainable:
+        np.testing.assert_allclose(two[key], one[key], rtol=1e-5, atol=1e-5, err_msg=key)
+
+
+@pytest.mark.slow
+def test_init_on_jax_starts_from_the_runs_weights(more_runs):
+    (source, paths), (warm, warm_paths) = (
+        _variables(more_runs["straight"], STEPS),
+        _variables(more_runs["warm"], 1),
+    )
+    assert warm_paths["trainable"] == paths["trainable"]
+    encoder = [i for i, p in enumerate(paths["trainable"]) if "encoder" in p]
+    assert len(encoder) > 20
+    # One AdamW step of 1e-4 from the source's weights (the first step moves a weight by
+    # at most 1e-4 * (1 - 0.9) / sqrt(1 - 0.999) = 3.2e-4, plus a little weight decay).
+    worst = max(
+        float(np.max(np.abs(warm[f"trainable.{i:05d}"] - source[f"trainable.{i:05d}"])))
+        for i in encoder
+    )
+    assert worst < 4e-4, worst
+
+
+def test_a_jax_checkpoint_that_lost_bytes_is_moved_aside(runs, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(runs["straight"], run)
+    newest = run / "checkpoints" / f"step-{STEPS:08d}"
+    data = (newest / "variables.npz").read_bytes()
+    (newest / "variables.npz").write_bytes(data[: len(data) // 2])
+    assert "variables.npz has" in verify_checkpoint(newest)
+    assert find_checkpoint(run, log=lambda line: None).name == f"step-{STEPS - EVERY:08d}"
+    assert (run / "checkpoints" / f"step-{STEPS:08d}.corrupt").is_dir()
+
+
+def test_backend_flag_runs_the_command_again_once_keras_is_loaded(monkeypatch):
+    calls = []
+
+    def execve(program, command, env):
+        calls.append((program, command, env["KERAS_BACKEND"]))
+        raise SystemExit(0)
+
+    monkeypatch.setattr(os, "execve", execve)
+    monkeypatch.setenv("KERAS_BACKEND", "tensorflow")
+    argv = ["pretrain", "--output-dir", "x", "--backend", "jax"]
+    with pytest.raises(SystemExit):
+        pretrain_cli.select_backend("jax", argv)
+    assert calls == [(sys.executable, [sys.executable, "-m", "electra_tf.cli", *argv], "jax")]
+    pretrain_cli.select_backend("tensorflow", argv)  # this process's backend: nothing to do
+    assert len(calls) == 1
+
+
+@pytest.mark.parametrize(
+    "setting, message",
+    [
+        ("train.strategy=multi_worker", "strategy='multi_worker' runs on the TensorFlow backend"),
+        ("train.mixed_precision=mixed_float16", "mixed_float16' runs on the TensorFlow backend"),
+    ],
+)
+def test_what_jax_cannot_run_is_refused_in_one_sentence(monkeypatch, setting, message):
+    monkeypatch.setattr(portable_run.keras.config, "backend", lambda: "jax")
+    with pytest.raises(ConfigError, match=message):
+        portable_run.check_backend(load_recipe("tiny").override(setting))
+    portable_run.check_backend(load_recipe("tiny"))  # electra on one device: accepted
+    portable_run.check_backend(load_recipe("tiny").override("train.strategy=mirrored"))
+
+
+def test_every_objective_runs_on_jax_and_one_that_could_not_would_be_refused(monkeypatch):
+    from electra_tf.pretraining.objectives import OBJECTIVES
+
+    monkeypatch.setattr(portable_run.keras.config, "backend", lambda: "jax")
+    for (
+        name
+    ) in OBJECTIVES:  # each is written in keras.ops (tests/pretraining/test_backends_objectives.py)
+        portable_run.check_backend(load_recipe("tiny").override(f"objective.name={name}"))
+    monkeypatch.setattr(OBJECTIVES["bert_mlm"], "portable", False)
+    with pytest.raises(ConfigError, match="objective.name='bert_mlm' trains on the TensorFlow"):
+        portable_run.check_backend(load_recipe("tiny").override("objective.name=bert_mlm"))
+
+
+def test_a_batch_that_does_not_split_over_the_devices_is_refused(monkeypatch):
+    monkeypatch.setattr(portable_run.keras.distribution, "list_devices", lambda: ["a", "b"])
+    train = load_recipe("tiny").override("train.strategy=mirrored", "train.batch_size=5").train
+    with pytest.raises(ConfigError, match="batch_size=5 does not split over the 2 devices"):
+        portable_run.set_distribution(train)
+
+
+def test_cpu_devices_set_the_host_device_count_before_jax_loads(monkeypatch):
+    monkeypatch.delitem(sys.modules, "jax", raising=False)
+    monkeypatch.setenv("XLA_FLAGS", "--xla_backend_optimization_level=0")
+    args = argparse.Namespace(backend="jax", cpu_devices=4)
+    pretrain_cli.host_devices(args)
+    expected = "--xla_backend_optimization_level=0 --xla_force_host_platform_device_count=4"
+    assert os.environ["XLA_FLAGS"] == expected
+    pretrain_cli.host_devices(args)  # a count already there wins: nothing added
+    assert os.environ["XLA_FLAGS"] == expected
+
+
+def test_pretrain_on_torch_is_refused_in_one_sentence(monkeypatch, tmp_path, capsys):
+    import keras
+
+    monkeypatch.setattr(keras.config, "backend", lambda: "torch")
+    status = main(["pretrain", "--data", str(tmp_path), "--output-dir", str(tmp_path / "r")])
+    assert status == 2 and not (tmp_path / "r").exists()
+    assert "runs on the TensorFlow and JAX backends" in capsys.readouterr().err
