@@ -151,7 +151,22 @@ def host_devices(args) -> None:
         os.environ["XLA_FLAGS"] = f"{flags} {flag}".strip()
 
 
+def check_installed(backend: str | None) -> None:
+    """One sentence, before Keras loads, when the chosen backend's library is not installed."""
+    import importlib.util
+
+    from electra_tf.config import ConfigError
+
+    library = {"jax": "jax", "torch": "torch"}.get(backend or "")
+    if library and importlib.util.find_spec(library) is None:
+        raise ConfigError(
+            f"--backend {backend} needs the {library} package, which is not installed here: "
+            f"pip install 'electra-tf[{library}]' (on a GPU machine, {library}'s CUDA build)."
+        )
+
+
 def run(args) -> int:
+    check_installed(args.backend or os.environ.get("KERAS_BACKEND"))
     select_backend(args.backend, getattr(args, "argv", sys.argv[1:]))
     host_devices(args)
     import keras

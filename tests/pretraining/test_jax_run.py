@@ -290,6 +290,20 @@ def test_a_jax_checkpoint_that_lost_bytes_is_moved_aside(runs, tmp_path):
     assert (run / "checkpoints" / f"step-{STEPS:08d}.corrupt").is_dir()
 
 
+def test_a_backend_whose_library_is_missing_is_refused_in_one_sentence(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda n: None if n == "jax" else real(n))
+    with pytest.raises(
+        ConfigError, match=r"--backend jax needs the jax package.*electra-tf\[jax\]"
+    ):
+        pretrain_cli.check_installed("jax")
+    pretrain_cli.check_installed("tensorflow")  # TensorFlow is what the package installs
+    monkeypatch.undo()
+    pretrain_cli.check_installed("jax")  # installed here (the test extra): nothing said
+
+
 def test_backend_flag_runs_the_command_again_once_keras_is_loaded(monkeypatch):
     calls = []
 
