@@ -52,6 +52,7 @@ def batches():
 
 
 def main(weights: str, out: str, sampler: str) -> None:
+    keras.utils.set_random_seed(1234)  # fixed weights (written here on TF): see objectives_child
     pretrainer = ElectraPretrainer(tiny_config(sampler))
     pretrainer.compile()
     if os.path.exists(weights):
