@@ -1,6 +1,6 @@
 """Reading SQuAD's official JSON (1.1 and 2.0), with one sentence for a malformed file.
 
-`read_squad` gives `squad.SquadExample`s; `squad_questions` checks the layout and names
+`read_squad` gives `squad_example.SquadExample`s; `squad_questions` checks the layout and names
 the article, paragraph or question that breaks it. Split from `electra_tf.datasets.squad`
 (which re-exports both) to keep each module to one concern.
 """
@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from electra_tf.config import ConfigError
+from electra_tf.datasets.squad_example import squad_example
 
 __all__ = ["read_squad", "squad_questions"]
 
@@ -101,8 +102,6 @@ def read_squad(path, version_2: bool | None = None, report: collections.Counter 
     (`labelled` False). A file not laid out as SQuAD's is refused in one sentence naming
     the article or question.
     """
-    from electra_tf.datasets.squad import squad_example
-
     path = Path(path)
     report = report if report is not None else collections.Counter()
     try:

@@ -5,7 +5,7 @@ The graph form of `ElectraQuestionAnswererPreprocessor.windows` and
 use); tests hold the two equal. Every step is batched over all windows of all questions:
 
 1. the context is split on whitespace into words with their byte offsets
-   (tensorflow-text's `WhitespaceTokenizer`, as `squad._split_words` splits), each word
+   (tensorflow-text's `WhitespaceTokenizer`, as `squad_example._split_words` splits), each word
    WordPiece-tokenized on its own, and the question cut to `max_query_length` pieces
    (and to `seq_length - 4`, as `squad.query_limit`: a window always holds context);
 2. each context becomes windows of `seq_length - question - 3` pieces starting every
