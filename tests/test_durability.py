@@ -10,6 +10,7 @@ import errno
 import io
 import json
 import os
+import shutil
 
 import numpy as np
 import pytest
@@ -51,6 +52,22 @@ def _checkpointer(folder, keep=3, precision=None):
     model = ElectraPretrainer(config)
     model.compile()
     return Checkpointer(folder, model, keep=keep, log=lambda _: None)
+
+
+@pytest.fixture(scope="module")
+def six_steps(tmp_path_factory):
+    """(packed data, a finished 6-step run checkpointed at steps 2, 4 and 6, its weights),
+    trained once for this file's divergence tests; each test resumes its own copy."""
+    folder = tmp_path_factory.mktemp("six_steps")
+    data = write_packed(folder / "data", n=64, seq=16)
+    assert _pretrain(data, folder / "run", steps=6) == 0
+    return data, folder / "run", _weights(load_pretrainer(folder / "run"))
+
+
+def _six_step_run(six_steps, tmp_path):
+    """(data, this test's copy of the shared 6-step run, the weights of its step 6)."""
+    data, run, good = six_steps
+    return data, shutil.copytree(run, tmp_path / "run"), good
 
 
 # 1. Skip mode never prunes the last good checkpoint; "good" means healthy ------------------
@@ -112,12 +129,9 @@ def test_pruning_keeps_the_newest_good_checkpoint(tmp_path):
 
 
 def test_skip_mode_divergence_keeps_the_last_good_checkpoint_and_sets_the_rest_aside(
-    tmp_path, capsys
+    tmp_path, capsys, six_steps
 ):
-    data = write_packed(tmp_path / "data", n=64, seq=16)
-    run = tmp_path / "run"
-    assert _pretrain(data, run, steps=6) == 0
-    good = _weights(load_pretrainer(run))
+    data, run, good = _six_step_run(six_steps, tmp_path)
     code = _pretrain(
         data, run, "--set", "train.learning_rate=1e6", "--set", "train.on_nonfinite=skip",
         "--set", "train.checkpoint_every=1", "--set", "train.max_nonfinite_skips=3", steps=40,
@@ -196,11 +210,10 @@ def test_the_checkpoint_before_the_climb_outlives_pruning_and_the_rest_are_set_a
     assert find_checkpoint(tmp_path).name == "step-00000001"
 
 
-def test_a_run_whose_loss_climbs_after_a_good_checkpoint_stops_and_keeps_it(tmp_path, capsys):
-    data = write_packed(tmp_path / "data", n=64, seq=16)
-    run = tmp_path / "run"
-    assert _pretrain(data, run, steps=6) == 0
-    good = _weights(load_pretrainer(run))
+def test_a_run_whose_loss_climbs_after_a_good_checkpoint_stops_and_keeps_it(
+    tmp_path, capsys, six_steps
+):
+    data, run, good = _six_step_run(six_steps, tmp_path)
     code = _pretrain(
         data, run, "--set", "train.learning_rate=100", "--set", "train.checkpoint_every=1",
         "--set", "train.keep_checkpoints=2", steps=40,
@@ -218,10 +231,8 @@ def test_a_run_whose_loss_climbs_after_a_good_checkpoint_stops_and_keeps_it(tmp_
     assert summary["status"] == "diverged"
 
 
-def test_a_run_that_ends_in_trouble_says_so_and_its_export_is_refused(tmp_path, capsys):
-    data = write_packed(tmp_path / "data", n=64, seq=16)
-    run = tmp_path / "run"
-    assert _pretrain(data, run, steps=6) == 0
+def test_a_run_that_ends_in_trouble_says_so_and_its_export_is_refused(tmp_path, capsys, six_steps):
+    data, run, _ = _six_step_run(six_steps, tmp_path)
     capsys.readouterr()
     # Two more steps at lr 100, the median rule off: step 8's loss (on step 7's weights)
     # jumps, so the run ends in trouble and its last checkpoint is suspect.

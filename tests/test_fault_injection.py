@@ -286,8 +286,9 @@ def test_reprepare_is_byte_identical_and_never_reads_its_own_output(tmp_path):
 
 def test_a_killed_reprepare_leaves_the_old_folder_byte_identical(tmp_path):
     corpus = _corpus(tmp_path / "corpus", documents=3000, sentences=12)
+    small = _corpus(tmp_path / "small")  # the old folder's input: quicker to prepare
     out = tmp_path / "data"
-    _prepare(corpus, out)
+    _prepare(small, out)
     before = {**_tree_digest(out), "report": (out / "prepare_report.json").read_bytes()}
     command = [
         sys.executable, "-m", "electra_tf.cli", "prepare", "--input", str(corpus),
@@ -312,7 +313,7 @@ def test_a_killed_reprepare_leaves_the_old_folder_byte_identical(tmp_path):
     while time.time() < deadline and any(_alive(pid) for pid in workers):
         time.sleep(0.1)
     assert len(workers) >= 2 and not [pid for pid in workers if _alive(pid)]
-    result = _prepare(corpus, out)  # the next run clears the scratch and finishes
+    result = _prepare(small, out)  # the next run clears the scratch and finishes
     assert not scratch.exists() and result.examples > 0
 
 

@@ -55,7 +55,11 @@ def _prepare(corpus, out, **kwargs):
 def test_a_killed_worker_ends_prepare_in_one_sentence_naming_its_input(tmp_path):
     corpus = _corpus(tmp_path / "corpus", documents=3000, sentences=12)
     out = tmp_path / "data"
-    _prepare(corpus, out)
+    # The previous output, prepared from a small corpus of the same sentences (its words, so
+    # its vocabulary serves the big one); the big corpus keeps the killed prepare running.
+    small = _corpus(tmp_path / "small", documents=40)
+    _prepare(small, out)
+    shutil.rmtree(small)
     before = _digest(out)
     vocab = shutil.copy(out / "vocab.txt", tmp_path / "vocab.txt")
     command = [

@@ -3,6 +3,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 from helpers import SPECIAL, VOCAB, structured_ids, write_packed
 
 from electra_tf.cli import build_parser
@@ -27,7 +28,17 @@ def test_help_documents_every_flag_without_loading_tensorflow():
     assert "--output-dir" in _cli("pretrain", "--help").stdout
 
 
-def test_bad_configuration_is_one_sentence_and_exit_2(tmp_path):
+def _main(capsys, *args):
+    """`electra-tf ARGS` run in this process: (exit status, stdout, stderr)."""
+    from electra_tf.cli import main
+
+    capsys.readouterr()
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_bad_configuration_is_one_sentence_and_exit_2(tmp_path, capsys):
     result = _cli(
         "pretrain",
         "--output-dir",
@@ -40,13 +51,18 @@ def test_bad_configuration_is_one_sentence_and_exit_2(tmp_path):
     assert result.returncode == 2
     assert "unknown config key 'train.learnin_rate'" in result.stderr.lower()
     assert "Traceback" not in result.stderr
-    missing = _cli(
-        "pretrain", "--output-dir", str(tmp_path / "r"), "--data", str(tmp_path / "none*.tfrecord")
-    )
-    assert missing.returncode == 2 and "No file matches" in missing.stderr
+    # The same one-sentence path in this process (main's exit status, stderr).
+    code, _, err = _main(
+        capsys,
+        "pretrain", "--output-dir", str(tmp_path / "r"), "--data", str(tmp_path / "none*.tfrecord"),
+    )  # fmt: skip
+    assert code == 2 and "No file matches" in err
+    assert err.startswith("electra-tf pretrain: ") and len(err.strip().splitlines()) == 1
 
 
-def test_pretrain_runs_and_resumes(tmp_path):
+@pytest.mark.slow
+def test_pretrain_runs_and_resumes_in_fresh_processes(tmp_path):
+    """The full form of `test_pretrain_runs_and_resumes`: every command in its own process."""
     data = write_packed(tmp_path / "data", n=48, seq=16, shards=2)
     base = [
         "pretrain",
@@ -104,7 +120,9 @@ def test_pretrain_runs_and_resumes(tmp_path):
     assert report["unigram_baseline_mlm_accuracy"] == round(float(expected), 4)
 
 
-def test_pretrain_streams_raw_text_without_prepare(tmp_path):
+@pytest.mark.slow
+def test_pretrain_streams_raw_text_without_prepare_in_a_fresh_process(tmp_path):
+    """The full form of `test_pretrain_streams_raw_text_without_prepare`, in a child process."""
     words = [f"word{i}" for i in range(40)]
     vocab = tmp_path / "vocab.txt"
     vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words]) + "\n")
@@ -143,6 +161,91 @@ def test_pretrain_streams_raw_text_without_prepare(tmp_path):
     assert saved["model"]["vocabulary_size"] == 45 and saved["data"]["vocab_file"] == str(vocab)
     both = _cli("pretrain", "--text", str(corpus), "--data", str(tmp_path), "--output-dir", "x")
     assert both.returncode == 2 and "not both" in both.stderr
+
+
+# A one-layer, hidden-16 model on length-16 examples for the in-process pre-training runs.
+_SMALL = ["--set", "model.num_layers=1", "--set", "model.hidden_dim=16", "--set",
+          "model.embedding_dim=8", "--set", "model.intermediate_dim=32", "--set",
+          "train.warmup_steps=0"]  # fmt: skip
+
+
+def test_pretrain_runs_and_resumes(tmp_path, capsys):
+    """Runs, stops at --max-steps, resumes, refuses a changed config or --no-resume, and
+    evaluates, through `main` in this process on a hidden-16 model; the full form in fresh
+    processes on the recipe's sizes is `test_pretrain_runs_and_resumes_in_fresh_processes`."""
+    data = write_packed(tmp_path / "data", n=48, seq=16, shards=2)
+    base = ["pretrain", "--data", data, "--output-dir", str(tmp_path / "run"), "--verbose", "0"]
+    base += [*_SMALL, "--set", "train.checkpoint_every=2", "--batch-size", "8"]
+    code, out, err = _main(capsys, *base, "--steps", "4", "--max-steps", "2")
+    assert code == 0, err[-2000:]
+    assert json.loads(out)["step"] == 2
+    code, out, err = _main(capsys, *base, "--steps", "4")
+    summary = json.loads(out)
+    assert summary["step"] == 4 and summary["resumed_from"] == 2
+    assert summary["checkpoint"].endswith("step-00000004")
+    saved = json.loads(
+        (tmp_path / "run" / "checkpoints" / "step-00000004" / "config.json").read_text()
+    )
+    assert saved["model"]["vocabulary_size"] == 64 and saved["data"]["mask_id"] == 4
+    assert list((tmp_path / "run" / "logs").glob("events.out.tfevents.*"))
+    code, _, err = _main(capsys, *base, "--steps", "6", "--set", "model.hidden_dim=32")
+    assert code == 2 and "model.hidden_dim=16" in err
+    code, _, err = _main(capsys, *base, "--steps", "6", "--no-resume")
+    assert code == 2 and "already holds checkpoints" in err
+
+    # The run's last checkpoint scored on one shard: counts, ranges, and the unigram
+    # baseline against a count made here.
+    shard = str(tmp_path / "data" / "shard-001.tfrecord")
+    code, out, err = _main(
+        capsys, "evaluate", "--checkpoint", str(tmp_path / "run"), "--data", shard
+    )
+    assert code == 0, err[-2000:]
+    report = json.loads(out)
+    assert report["examples"] == 24
+    for key in (
+        "disc_auc",
+        "bigram_baseline_disc_auc",
+        "disc_accuracy",
+        "mlm_accuracy",
+        "replaced_fraction",
+    ):
+        assert 0.0 <= report[key] <= 1.0
+    ids, mask, _ = structured_ids(48, 16, VOCAB, 0)
+    real = ids[1::2][mask[1::2] == 1]
+    real = real[~np.isin(real, list(SPECIAL.values()))]
+    expected = np.bincount(real).max() / real.size
+    assert report["unigram_baseline_mlm_accuracy"] == round(float(expected), 4)
+
+
+def test_pretrain_streams_raw_text_without_prepare(tmp_path, capsys):
+    """Pre-trains on raw text through `main` in this process on a hidden-16 model; its full
+    form, in a child process, is
+    `test_pretrain_streams_raw_text_without_prepare_in_a_fresh_process`."""
+    words = [f"word{i}" for i in range(40)]
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words]) + "\n")
+    lines = []
+    for d in range(12):
+        for s in range(6):
+            lines.append(" ".join(words[(d * 7 + s * 3 + k) % 40] for k in range(5)))
+        lines.append("")
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(lines) + "\n")
+    code, out, err = _main(
+        capsys,
+        "pretrain", "--text", str(corpus), "--vocab-file", str(vocab), "--output-dir",
+        str(tmp_path / "run"), "--steps", "3", "--batch-size", "4", "--verbose", "0",
+        *_SMALL, "--set", "data.sequence_length=16",
+    )  # fmt: skip
+    assert code == 0, err[-2000:]
+    summary = json.loads(out)
+    assert summary["step"] == 3 and summary["metrics"]["mlm_loss"] > 0
+    saved = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert saved["model"]["vocabulary_size"] == 45 and saved["data"]["vocab_file"] == str(vocab)
+    code, _, err = _main(
+        capsys, "pretrain", "--text", str(corpus), "--data", str(tmp_path), "--output-dir", "x"
+    )
+    assert code == 2 and "not both" in err
 
 
 def test_evaluate_probe_prints_the_table_beside_its_baselines(tmp_path, capsys):

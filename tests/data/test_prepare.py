@@ -136,7 +136,7 @@ def test_given_vocabulary_and_a_corpus_with_no_usable_text(tmp_path):
     assert not (tmp_path / "x" / "manifest.json").exists()
 
 
-def test_prepare_cli_reports_skips_and_errors(tmp_path):
+def test_prepare_cli_reports_skips_and_errors(tmp_path, capsys):
     corpus = _corpus(tmp_path / "corpus", documents=6)
     (corpus / "broken.txt").write_bytes(b"ok caf\xc3\xa9.\n\xc3\x28 bad utf8\n")  # UTF-8
     out = tmp_path / "data"
@@ -162,22 +162,14 @@ def test_prepare_cli_reports_skips_and_errors(tmp_path):
     assert run.returncode == 0, run.stderr[-2000:]
     summary = json.loads(run.stdout)
     assert summary["corpus"]["skipped"] == {"lines_not_utf8": 1} and summary["examples"] > 0
-    missing = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "electra_tf.cli",
-            "prepare",
-            "--input",
-            str(tmp_path / "nowhere"),
-            "--output-dir",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-    )
-    assert missing.returncode == 2 and "does not exist" in missing.stderr
-    assert "Traceback" not in missing.stderr
+    # A missing input: one sentence and exit 2, through `main` in this process.
+    from electra_tf.cli import main
+
+    capsys.readouterr()
+    code = main(["prepare", "--input", str(tmp_path / "nowhere"), "--output-dir", str(out)])
+    said = capsys.readouterr().err
+    assert code == 2 and "does not exist" in said and len(said.strip().splitlines()) == 1
+    assert said.startswith("electra-tf prepare: ") and "Traceback" not in said
 
 
 def _tree(folder):

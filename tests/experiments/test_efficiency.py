@@ -76,14 +76,27 @@ def test_claim_compares_medians_against_the_seed_spread():
     assert claim_holds(rows, 3.0) is None
 
 
+@pytest.mark.slow
+def test_efficiency_experiment_writes_table_plot_and_equal_budgets_over_two_seeds(tmp_path):
+    """The full form of `test_efficiency_experiment_writes_table_plot_and_equal_budgets`:
+    two fine-tuning seeds per checkpoint."""
+    _check_the_efficiency_experiment(tmp_path, seeds=2)
+
+
 def test_efficiency_experiment_writes_table_plot_and_equal_budgets(tmp_path):
+    """Equal budgets, table, plot and claim with one fine-tuning seed per checkpoint (half
+    the fine-tunings); the full form is `..._equal_budgets_over_two_seeds`."""
+    _check_the_efficiency_experiment(tmp_path, seeds=1)
+
+
+def _check_the_efficiency_experiment(tmp_path, seeds):
     data, movie = _corpus(tmp_path)
     options = ExperimentOptions(
         data_dir=data,
         output_dir=str(tmp_path / "out"),
         movie_file=movie,
         overrides=TINY_OVERRIDES,
-        seeds=2,
+        seeds=seeds,
         finetune_overrides=("epochs=1", "max_seq_length=16", "batch_size=8"),
     )
     per_step, _ = steps_for_budgets(_pretrain_config(options, ("objective.name=electra",)), [1.0])
@@ -97,7 +110,7 @@ def test_efficiency_experiment_writes_table_plot_and_equal_budgets(tmp_path):
         per = r["train_flops"] / r["steps"]
         assert r["budget"] <= r["train_flops"] < r["budget"] + per
     assert bert[0]["steps"] != 3  # BERT's step costs differ, so its step count does too
-    assert all(r["seeds"] == 2 and 0.0 <= r["median"] <= 1.0 for r in rows)
+    assert all(r["seeds"] == seeds and 0.0 <= r["median"] <= 1.0 for r in rows)
     out = tmp_path / "out"
     saved = json.loads((out / "efficiency.json").read_text())
     assert set(saved["claim_electra_beats_bert"]) == {f"{b:.3e}" for b in budgets}
