@@ -139,3 +139,25 @@ def test_with_xla_compilation_disabled_only_the_plain_export_answers(exports):
     assert "1/text/logits" not in out
     assert "XLA compilation disabled" in str(out["1/error"])
     assert "input_mask must hold 0 (padding) or 1" in str(out["1/bad_mask"])
+
+
+def test_export_xla_of_a_fine_tuned_run_writes_the_compiled_export(tmp_path, capsys):
+    """`electra-tf export RUN --xla` was refused for fine-tuned runs; now it writes the XLA
+    export (and says so), which `predict` reads as the run's labels."""
+    from helpers import tiny_finetuned_run
+
+    from electra_tf.cli import main
+    from electra_tf.finetuning.predict import open_predictor
+
+    run = tiny_finetuned_run(tmp_path / "run")
+    assert main(["export", "--checkpoint", str(run), "--out", str(tmp_path / "out"), "--xla"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    folder = tmp_path / "out" / "food" / "1"
+    assert printed["xla"] is True and printed["written"] == str(folder)
+    config = json.loads((folder / "assets.extra" / "electra_config.json").read_text())
+    assert config["xla"] is True
+    assert any("_XlaMustCompile" in f.attr for f in _functions(folder).values())
+    rows = open_predictor(folder)(["the food was good", "slow"])
+    assert [row["label"] for row in rows] == [
+        row["label"] for row in open_predictor(run)(["the food was good", "slow"])
+    ]
