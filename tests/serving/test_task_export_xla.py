@@ -161,3 +161,38 @@ def test_export_xla_of_a_fine_tuned_run_writes_the_compiled_export(tmp_path, cap
     assert [row["label"] for row in rows] == [
         row["label"] for row in open_predictor(run)(["the food was good", "slow"])
     ]
+
+
+def test_question_answering_under_xla_answers_as_the_plain_module(tmp_path):
+    """The joint-end head (top-k starts) and the windowed answer graph, in process: the same
+    answers, offsets and scores with the encoder and head compiled."""
+    from electra_tf.tasks.export import TaskServingModule
+    from electra_tf.tasks.question_answerer import ElectraQuestionAnswerer
+    from electra_tf.tasks.question_answerer_preprocessor import (
+        ElectraQuestionAnswererPreprocessor,
+    )
+
+    tf.keras.utils.set_random_seed(7)
+    preprocessor = ElectraQuestionAnswererPreprocessor(
+        TOKENS, sequence_length=16, doc_stride=4, max_query_length=6
+    )
+    model = ElectraQuestionAnswerer(
+        _encoder(), preprocessor, n_best=3, max_answer_length=3, joint_end=True, beam_size=3
+    )
+    model.build()
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("".join(f"{token}\n" for token in TOKENS))
+    question = tf.constant(["where does bob met", "who"])
+    context = tf.constant(["ada met bob in rome , the food was good in rome", "bob"])
+    outputs = [
+        TaskServingModule(model, str(vocab), pair=True, seq_length=16, jit_compile=xla).serve_text(
+            question, context
+        )
+        for xla in (False, True)
+    ]
+    for key, want in outputs[0].items():
+        got = outputs[1][key].numpy()
+        if want.dtype.is_floating:
+            np.testing.assert_allclose(got, want.numpy(), atol=1e-5, err_msg=key)
+        else:
+            np.testing.assert_array_equal(got, want.numpy(), err_msg=key)
