@@ -6,6 +6,9 @@
 `electra-tf finetune` of a text-classification kind), every served form once:
 
 - `saved_model`: this package's TF Serving export (`export_finetuned`), raw text in;
+- `saved_model_xla`: the same with its encoder and head compiled by XLA (`export --xla`);
+  its warm-up also calls every timed text and batch once, so that XLA's compilations (one
+  per new `[batch, length]`) fall there, as after TF Serving's warm-up (`warmup_s`);
 - `litert`, `litert_int8`: its LiteRT export, float32 and dynamic-range int8;
 - `onnxruntime`, `onnxruntime_int8`: the same weights as a PyTorch module (Hugging Face's
   `ElectraModel` and a linear layer on [CLS], checked equal to the Keras model),
@@ -36,7 +39,10 @@ import numpy as np
 
 __all__ = ["TaskServingOptions", "IMPLS", "build", "run_once", "compare", "summarize"]
 
-IMPLS = ("saved_model", "litert", "litert_int8", "onnxruntime", "onnxruntime_int8", "pipeline")
+IMPLS = (
+    "saved_model", "saved_model_xla", "litert", "litert_int8", "onnxruntime", "onnxruntime_int8",
+    "pipeline",
+)  # fmt: skip
 
 
 @dataclasses.dataclass
@@ -127,6 +133,7 @@ def build(run, work, log=print) -> dict:
     seq = model.preprocessor.sequence_length
     log("[bench] SavedModel and LiteRT exports")
     export_finetuned(model, info, work / "saved_model", model_name="m")
+    export_finetuned(model, info, work / "saved_model_xla", model_name="m", jit_compile=True)
     for impl, quantize in (("litert", None), ("litert_int8", "int8")):
         export_litert(model, info, work / impl, model_name="m", quantize=quantize)
     log("[bench] PyTorch module, ONNX and int8 ONNX")
@@ -158,10 +165,19 @@ def build(run, work, log=print) -> dict:
     return record
 
 
+def _export_xla(run, work: Path) -> None:
+    """`saved_model_xla` into a work folder that lacks it."""
+    from electra_tf.tasks.export import export_finetuned
+    from electra_tf.tasks.model_folder import load_finetuned
+
+    model, info = load_finetuned(run)
+    export_finetuned(model, info, work / "saved_model_xla", model_name="m", jit_compile=True)
+
+
 def _runtime(options: TaskServingOptions, work: Path, meta: dict):
     """A callable: list of texts -> list of label names."""
     impl, threads = options.impl, options.threads
-    if impl in ("saved_model", "litert", "litert_int8"):
+    if impl in ("saved_model", "saved_model_xla", "litert", "litert_int8"):
         import tensorflow as tf
 
         tf.config.threading.set_intra_op_parallelism_threads(threads)
@@ -234,6 +250,16 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+def _timed_texts(options: TaskServingOptions, texts: list, number: int) -> tuple[list, list]:
+    """(the single-text calls' inputs, the batches) that round `number` times."""
+    singles = [texts[(number * options.calls + i) % len(texts) :][:1] for i in range(options.calls)]
+    chunks = []
+    for i in range(options.batches):
+        start = (i * options.batch) % max(1, len(texts) - options.batch)
+        chunks.append(texts[start : start + options.batch])
+    return singles, chunks
+
+
 def run_once(options: TaskServingOptions, number: int = 0) -> dict:
     """One runtime in this process: load, warm up, then single calls and batches."""
     work = Path(options.work)
@@ -245,16 +271,19 @@ def run_once(options: TaskServingOptions, number: int = 0) -> dict:
     for i in range(options.warmup):
         call(texts[i : i + 1])
         call(texts[i * options.batch : (i + 1) * options.batch])
+    begin = time.perf_counter()
+    singles, chunks = _timed_texts(options, texts, number)
+    if options.impl.endswith("_xla"):  # each new shape compiles once: here, not when timed
+        for inputs in singles + chunks:
+            call(inputs)
+    warmup_s = time.perf_counter() - begin
     single = []
-    for i in range(options.calls):
-        text = texts[(number * options.calls + i) % len(texts) :][:1]
+    for text in singles:
         begin = time.perf_counter()
         call(text)
         single.append(time.perf_counter() - begin)
     batched, done = [], 0
-    for i in range(options.batches):
-        start = (i * options.batch) % max(1, len(texts) - options.batch)
-        chunk = texts[start : start + options.batch]
+    for chunk in chunks:
         begin = time.perf_counter()
         done += len(call(chunk))
         batched.append(time.perf_counter() - begin)
@@ -268,6 +297,7 @@ def run_once(options: TaskServingOptions, number: int = 0) -> dict:
         "round": number,
         "threads": options.threads,
         "load_s": round(load, 2),
+        "warmup_s": round(warmup_s, 2),
         "batch1_p50_ms": round(float(np.percentile(single_ms, 50)), 3),
         "batch1_p99_ms": round(float(np.percentile(single_ms, 99)), 3),
         "batch1_calls": len(single),
@@ -363,6 +393,8 @@ def run_from_args(args, emit=print) -> list:
         threads=args.threads, warmup=args.warmup,
     )  # fmt: skip
     impls = [i for i in args.impls.split(",") if i] or list(IMPLS)
+    if "saved_model_xla" in impls and not (work / "saved_model_xla").exists():
+        _export_xla(args.run, work)  # a work folder built before this runtime existed
     return compare(options, impls, args.rounds, args.out, emit=emit)
 
 

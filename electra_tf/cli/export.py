@@ -63,8 +63,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         "--xla",
         action="store_true",
-        help="serving and all: run the SavedModel's encoder under XLA (faster per call; each new "
-        "[batch, seq] shape compiles once; TF Serving needs --xla_cpu_compilation_enabled=true)",
+        help="serving and all (and a fine-tuned run's serving export): run the SavedModel's "
+        "encoder and head under XLA (faster per call at small batches; each new [batch, seq] "
+        "shape compiles once; TF Serving needs --xla_cpu_compilation_enabled=true)",
     )
     parser.add_argument(
         "--kernel-layout",
@@ -83,8 +84,6 @@ def add_parser(subparsers) -> None:
 #: The pre-training export's flags that a fine-tuned run's export has no use for: why, and
 #: what to do instead (each refused in one sentence rather than ignored).
 _NOT_FOR_FINETUNED = {
-    "xla": ("--xla", "is not yet available for fine-tuned runs (their SavedModel runs without "
-            "XLA); drop it"),
     "kernel_layout": ("--kernel-layout", "applies to pre-training checkpoints' encoder exports "
                       "only; drop it"),
     "vocab_file": ("--vocab-file", "does not apply to a fine-tuned run, which carries the "
@@ -124,6 +123,11 @@ def _export_finetuned(args) -> int:
     model, info = load_finetuned(args.checkpoint)
     _refuse_unused(args, model)
     if args.format == "litert":
+        if args.xla:
+            raise ConfigError(
+                "--xla applies to the SavedModel (--format serving); a LiteRT flatbuffer runs "
+                "without XLA; drop it."
+            )
         return _export_litert(model, info, args)
     written = export_finetuned(
         model,
@@ -131,8 +135,10 @@ def _export_finetuned(args) -> int:
         args.out,
         model_name=args.model_name or info.get("task") or "classifier",
         version=args.version,
+        jit_compile=args.xla,
     )
-    print_json({"format": "serving", "kind": info["kind"], "written": written}, indent=None)
+    record = {"format": "serving", "kind": info["kind"], "xla": args.xla, "written": written}
+    print_json(record, indent=None)
     return 0
 
 

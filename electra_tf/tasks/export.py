@@ -33,6 +33,16 @@ The label names are constants in the graph. The encoder runs as
 layers' weights and maths); the text is packed to the batch's longest input
 (rounded up to 8), not to `seq_length`. Only ops that TF Serving's
 tensorflow-text 2.12.1 registers are used, as in the encoder's export.
+
+`jit_compile=True` (`electra-tf export RUN --xla`, recorded as `"xla": true` in
+`electra_config.json`) compiles the encoder and head of every signature with XLA: one
+call kept in the graph with `_XlaMustCompile`, the tokenizer, the input checks and the
+string outputs around it uncompiled. Fewer, fused kernels per call (faster at batch 1);
+each new `[batch, length]` compiles once (warm-up requests cover batch 1 and 8). A
+consumer needs XLA's CPU JIT: Python's TensorFlow has it on (`tf.config.optimizer.set_jit(False)`
+does not turn off a `jit_compile` function); TF Serving refuses to run it ("XLA
+compilation disabled") unless started with `--xla_cpu_compilation_enabled=true`. The
+plain export answers everywhere.
 """
 
 from __future__ import annotations
@@ -68,11 +78,18 @@ class TaskServingModule(tf.Module):
         seq_length: the longest packed input.
         skip_padding: run the per-token layers on the real tokens only (the default;
             `inference.encoder_sequence`'s `packed`); False computes every padded position.
+        jit_compile: compile the encoder and head of every signature with XLA, as one call
+            (`_XlaMustCompile`) between the uncompiled input checks, tokenizer and string
+            outputs; it computes the padding (`skip_padding` is ignored) and gives the padding
+            rows of per-token outputs the head on zeros, as the packed pass does. Each new
+            `[batch, length]` compiles once; a consumer needs XLA's CPU JIT (TF Serving:
+            `--xla_cpu_compilation_enabled=true`; without it every call fails).
     """
 
     def __init__(
-        self, model, vocab_file, pair: bool = False, seq_length: int = 128, skip_padding=True
-    ):
+        self, model, vocab_file, pair: bool = False, seq_length: int = 128, skip_padding=True,
+        jit_compile: bool = False,
+    ):  # fmt: skip
         super().__init__(name="electra_task_serving")
         self.kind = model.kind
         spec = get_kind(self.kind)
@@ -99,7 +116,14 @@ class TaskServingModule(tf.Module):
         )
         self.seq_length = int(min(seq_length, encoder.max_sequence_length))
         self.pair = bool(pair)
-        self.skip_padding = bool(skip_padding)
+        self.jit_compile = bool(jit_compile)
+        # XLA pads a data-dependent row count to its bound: packing would save nothing there
+        # and make each shape compile 4x longer, so the compiled pass computes the padding.
+        self.skip_padding = bool(skip_padding) and not self.jit_compile
+        # A nested jit-compiled function stays a call with `_XlaMustCompile` in the saved graph
+        # (the input checks before it, the tokenizer and string outputs around it, uncompiled);
+        # a plain Python method is traced inline into each signature.
+        self._forward = tf.function(self._encode, jit_compile=True) if jit_compile else self._encode
         # The kind's own serving settings (Python numbers: constants in the graph).
         self.settings = types.SimpleNamespace(**spec.serving_settings(model))
         text = spec.serving_inputs(self.pair)
@@ -132,11 +156,19 @@ class TaskServingModule(tf.Module):
         )
         with tf.control_dependencies(checks):
             token_ids = tf.identity(token_ids)
+        return self._forward(token_ids, padding_mask, segment_ids)
+
+    def _encode(self, token_ids, padding_mask, segment_ids):
+        """The encoder and the kind's head (compiled by XLA with `jit_compile`)."""
+        encoder = self._keras.encoder
         shape = tf.shape(token_ids)
+        first_only = self._spec.kind.first_position_head
         x = inference.encoder_sequence(
             encoder, token_ids, padding_mask, segment_ids, self.fused_attention_weights,
-            packed=self.skip_padding, first_only=self._spec.kind.first_position_head,
+            packed=self.skip_padding, first_only=first_only,
         )  # fmt: skip  # [B*S, H] (padding rows are zeros), or [B, H] first positions
+        if self.jit_compile and not first_only:
+            x = _padding_rows_zeroed(x, padding_mask)
         return self._spec.kind.head(self, x, shape, padding_mask=padding_mask)
 
     def _serve_ids(self, input_word_ids, input_mask, input_type_ids):
@@ -176,6 +208,16 @@ class TaskServingModule(tf.Module):
         return self._spec.kind.serve(self, text, text_pair)
 
 
+def _padding_rows_zeroed(x, padding_mask):
+    """`[B*S, H]` rows with the padding rows (those `inference.rows_kept` leaves out) set to
+    zeros, as a packed pass leaves them: the per-token outputs of padding then equal the
+    packed export's (the head on zeros)."""
+    mask = tf.convert_to_tensor(padding_mask)
+    keep = mask if mask.dtype == tf.bool else tf.cast(mask, tf.float32) > 0.5
+    keep = tf.logical_or(keep, tf.equal(tf.range(tf.shape(mask)[1]), 0)[None, :])
+    return x * tf.cast(tf.reshape(keep, [-1, 1]), x.dtype)
+
+
 def _warmup(path: Path, module: TaskServingModule, model_name: str) -> None:
     """TF Serving's warm-up requests: the text signature at batch 1 and 8, and `serve`."""
     from tensorflow_serving.apis import predict_pb2, prediction_log_pb2
@@ -204,7 +246,7 @@ def _warmup(path: Path, module: TaskServingModule, model_name: str) -> None:
 
 def export_finetuned(
     model, info: dict, out_dir, *, model_name: str = "classifier", version: int = 1,
-    seq_length: int | None = None, warmup: bool = True,
+    seq_length: int | None = None, warmup: bool = True, jit_compile: bool = False,
 ) -> Path:  # fmt: skip
     """Writes `out_dir/<model_name>/<version>/`, the fine-tuned model as a SavedModel.
 
@@ -215,6 +257,7 @@ def export_finetuned(
         model_name, version: the TF Serving layout.
         seq_length: the longest packed input (default: the model's preprocessor's).
         warmup: write TF Serving's warm-up requests.
+        jit_compile: the encoder and head under XLA (`TaskServingModule`; `export --xla`).
 
     Returns:
         The version folder. Nothing is left behind when writing fails.
@@ -225,8 +268,9 @@ def export_finetuned(
         vocab = Path(folder) / "vocab.txt"
         vocab.write_text("".join(f"{t}\n" for t in model.preprocessor.vocabulary), "utf-8")
         module = TaskServingModule(
-            model, vocab, pair=info.get("pair", False), seq_length=seq_length
-        )
+            model, vocab, pair=info.get("pair", False), seq_length=seq_length,
+            jit_compile=jit_compile,
+        )  # fmt: skip
         try:
             # TensorFlow's SaveV2 on a full disk says only its internals: check first.
             ensure_space(target.parent, variables_bytes([*model.weights, *module.variables]))
@@ -256,6 +300,8 @@ def _write(module: TaskServingModule, model, info: dict, folder: Path, model_nam
         "labels": getattr(model, "labels", []),
         "pair": module.pair,
         "seq_length": module.seq_length,
+        # XLA-compiled encoder and head: TF Serving needs --xla_cpu_compilation_enabled=true
+        "xla": module.jit_compile,
         "encoder": encoder,
         "lower_case": module.tokenizer.lower_case,
         "strip_accents": module.tokenizer.strip_accents,

@@ -162,14 +162,13 @@ def test_finetune_flags_are_generated_from_the_config():
     "flags,message",
     [(["--seq-length", "64"], "--seq-length does not apply to a fine-tuned run: its export "
       "reads the 16 tokens it was fine-tuned with, as `predict` does"),
-     (["--xla"], "--xla is not yet available for fine-tuned runs"),
      (["--kernel-layout", "auto"], "--kernel-layout applies to pre-training checkpoints'"),
      (["--vocab-file", "v.txt"], "--vocab-file does not apply to a fine-tuned run"),
      (["--no-lower-case"], "--no-lower-case does not apply to a fine-tuned run"),
      (["--allow-suspect"], "--allow-suspect applies to pre-training checkpoints only"),
      (["--quantize", "int8"], "--quantize applies to --format litert only"),
      (["--format", "litert", "--seq-length", "16"], "--seq-length does not apply"),
-     (["--format", "litert", "--xla"], "--xla is not yet available for fine-tuned runs")],
+     (["--format", "litert", "--xla"], "--xla applies to the SavedModel (--format serving)")],
 )  # fmt: skip
 def test_export_flags_a_fine_tuned_run_cannot_honour_are_refused(tmp_path, capsys, flags, message):
     """Issue 56, 7: each was accepted and ignored (the served QA window then differed from
