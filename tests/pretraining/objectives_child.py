@@ -2,7 +2,8 @@
 
 `python objectives_child.py FOLDER` builds, for each objective, the tiny pretrainer of
 `backend_child.py` (with the objective's own settings), loads `FOLDER/NAME.weights.h5`
-(writing it first if it does not exist: the TensorFlow run does), and saves to
+(the TensorFlow run writes it, whole, if it does not exist; the others, started at the
+same time, wait for it), and saves to
 `FOLDER/BACKEND.npz`, keyed `NAME/...`: the total loss, the `mlm`, `discriminator` and
 `extra` reports and the gradient of every trainable variable (by path). `two_stage` runs
 twice: in stage 1 (`two_stage`) and in stage 2 (`two_stage_2`, set directly, without the
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 import keras
 import numpy as np
@@ -53,12 +55,24 @@ def pretrainer_for(case: str, folder: str) -> ElectraPretrainer:
     pretrainer = ElectraPretrainer(config)
     pretrainer.compile()
     weights = os.path.join(folder, f"{case}.weights.h5")
-    if os.path.exists(weights):
-        pretrainer.load_weights(weights)
+    if backend.name() == "tensorflow" and not os.path.exists(weights):
+        temporary = os.path.join(folder, f"{case}.partial.weights.h5")
+        pretrainer.save_weights(temporary)
+        os.replace(temporary, weights)  # whole: the other backends wait for it
     else:
-        pretrainer.save_weights(weights)
+        _wait_for(weights)
+        pretrainer.load_weights(weights)
     pretrainer.objective.stage = stage
     return pretrainer
+
+
+def _wait_for(path: str, seconds: float = 900.0) -> None:
+    """Wait until the TensorFlow run (started at the same time) has written `path`."""
+    deadline = time.monotonic() + seconds
+    while not os.path.exists(path):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{path} was not written in {seconds:.0f} s")
+        time.sleep(0.1)
 
 
 def run_case(case: str, folder: str, data) -> dict:
