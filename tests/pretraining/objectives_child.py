@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 
 import keras
 import numpy as np
 from backend_child import batches, tiny_config
+from backend_runs import save_whole, wait_for
 
 from electra_tf.ops import backend
 from electra_tf.pretraining.pretrainer import ElectraPretrainer
@@ -56,23 +56,12 @@ def pretrainer_for(case: str, folder: str) -> ElectraPretrainer:
     pretrainer.compile()
     weights = os.path.join(folder, f"{case}.weights.h5")
     if backend.name() == "tensorflow" and not os.path.exists(weights):
-        temporary = os.path.join(folder, f"{case}.partial.weights.h5")
-        pretrainer.save_weights(temporary)
-        os.replace(temporary, weights)  # whole: the other backends wait for it
+        save_whole(pretrainer, weights)  # the other backends wait for it
     else:
-        _wait_for(weights)
+        wait_for(weights)
         pretrainer.load_weights(weights)
     pretrainer.objective.stage = stage
     return pretrainer
-
-
-def _wait_for(path: str, seconds: float = 900.0) -> None:
-    """Wait until the TensorFlow run (started at the same time) has written `path`."""
-    deadline = time.monotonic() + seconds
-    while not os.path.exists(path):
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{path} was not written in {seconds:.0f} s")
-        time.sleep(0.1)
 
 
 def run_case(case: str, folder: str, data) -> dict:

@@ -11,16 +11,13 @@ corrupted inputs must be identical, losses, reports and gradients equal within 1
 two short `fit` runs (BERT MLM; two-stage across its switch) end at the same weights.
 """
 
-import os
 import pathlib
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from backend_runs import run_child, wait_child
 
 CHILD = pathlib.Path(__file__).with_name("objectives_child.py")
-ROOT = CHILD.parents[2]
 # Test-only: XLA's CPU compiler at its lowest optimisation compiles in half the time.
 JAX_FLAGS = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
 CASES = ["bert_mlm", "replace_mlm", "unigram", "all_tokens_mlm", "adversarial", "two_stage"]
@@ -32,14 +29,7 @@ IDENTICAL += ["extra/all_tokens_accuracy", "extra/disc_mlm_accuracy"]
 
 
 def _run(backend, folder, cases=()):
-    env = dict(os.environ, KERAS_BACKEND=backend, PYTHONPATH=str(ROOT), XLA_FLAGS=JAX_FLAGS)
-    command = [sys.executable, str(CHILD), str(folder), *cases]
-    return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-
-
-def _wait(process, backend):
-    output, _ = process.communicate(timeout=900)
-    assert process.returncode == 0, f"{backend} child failed:\n{output.decode()[-4000:]}"
+    return run_child(CHILD, backend, [folder, *cases], JAX_FLAGS)
 
 
 #: JAX compiles one step per objective (seconds each), so the default suite runs these cases
@@ -56,7 +46,7 @@ def _results(folder, jax_cases):
     children = {"tensorflow": _run("tensorflow", folder), "jax": _run("jax", folder, jax_cases)}
     children["torch"] = _run("torch", folder)
     for backend, process in children.items():
-        _wait(process, backend)
+        wait_child(process, backend)
     return {b: dict(np.load(folder / f"{b}.npz")) for b in ("tensorflow", "jax", "torch")}
 
 
