@@ -1,7 +1,8 @@
 """Run by test_backends.py under one KERAS_BACKEND: a tiny pretrainer's outputs on one batch.
 
 `python backend_child.py WEIGHTS OUT [--portable]` builds the same tiny pretrainer, loads
-WEIGHTS (writing them first if the file does not exist), and saves to OUT (npz): the
+WEIGHTS (the TensorFlow run writes them, whole, if the file does not exist; the others,
+started at the same time, wait for them), and saves to OUT (npz): the
 masking, sampling and corruption of one batch, the discriminator's logits, the losses, the
 gradient of every trainable variable (by path), then the per-step losses of three
 `fit` steps without dropout and the weights after them.
@@ -14,6 +15,7 @@ import sys
 
 import keras
 import numpy as np
+from backend_runs import save_whole, wait_for
 
 from electra_tf.config import load_recipe
 from electra_tf.ops import backend
@@ -55,10 +57,11 @@ def main(weights: str, out: str, sampler: str) -> None:
     keras.utils.set_random_seed(1234)  # fixed weights (written here on TF): see objectives_child
     pretrainer = ElectraPretrainer(tiny_config(sampler))
     pretrainer.compile()
-    if os.path.exists(weights):
-        pretrainer.load_weights(weights)
+    if backend.name() == "tensorflow" and not os.path.exists(weights):
+        save_whole(pretrainer, weights)  # the other backends, started with it, wait for it
     else:
-        pretrainer.save_weights(weights)
+        wait_for(weights)
+        pretrainer.load_weights(weights)
     data = batches()
     first = {k: v[:4] for k, v in data.items()}
     loss, output, grads = pretrainer.loss_and_gradients(first, training=False)

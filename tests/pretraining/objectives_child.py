@@ -2,7 +2,8 @@
 
 `python objectives_child.py FOLDER` builds, for each objective, the tiny pretrainer of
 `backend_child.py` (with the objective's own settings), loads `FOLDER/NAME.weights.h5`
-(writing it first if it does not exist: the TensorFlow run does), and saves to
+(the TensorFlow run writes it, whole, if it does not exist; the others, started at the
+same time, wait for it), and saves to
 `FOLDER/BACKEND.npz`, keyed `NAME/...`: the total loss, the `mlm`, `discriminator` and
 `extra` reports and the gradient of every trainable variable (by path). `two_stage` runs
 twice: in stage 1 (`two_stage`) and in stage 2 (`two_stage_2`, set directly, without the
@@ -19,6 +20,7 @@ import sys
 import keras
 import numpy as np
 from backend_child import batches, tiny_config
+from backend_runs import save_whole, wait_for
 
 from electra_tf.ops import backend
 from electra_tf.pretraining.pretrainer import ElectraPretrainer
@@ -53,10 +55,11 @@ def pretrainer_for(case: str, folder: str) -> ElectraPretrainer:
     pretrainer = ElectraPretrainer(config)
     pretrainer.compile()
     weights = os.path.join(folder, f"{case}.weights.h5")
-    if os.path.exists(weights):
-        pretrainer.load_weights(weights)
+    if backend.name() == "tensorflow" and not os.path.exists(weights):
+        save_whole(pretrainer, weights)  # the other backends wait for it
     else:
-        pretrainer.save_weights(weights)
+        wait_for(weights)
+        pretrainer.load_weights(weights)
     pretrainer.objective.stage = stage
     return pretrainer
 

@@ -10,16 +10,13 @@ after three `fit` steps equal within 1e-5. JAX also runs the three steps with th
 split over two CPU devices (`keras.distribution.DataParallel`).
 """
 
-import os
 import pathlib
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from backend_runs import run_child, wait_child
 
 CHILD = pathlib.Path(__file__).with_name("backend_child.py")
-ROOT = CHILD.parents[2]
 # Test-only: XLA's CPU compiler at its lowest optimisation compiles the step in half the
 # time (the numbers checked here do not depend on it); two host devices for DataParallel.
 JAX_FLAGS = (
@@ -29,14 +26,7 @@ JAX_FLAGS = (
 
 
 def _run(backend, weights, out, sampler):
-    env = dict(os.environ, KERAS_BACKEND=backend, PYTHONPATH=str(ROOT), XLA_FLAGS=JAX_FLAGS)
-    command = [sys.executable, str(CHILD), str(weights), str(out), sampler]
-    return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-
-
-def _wait(process, backend):
-    output, _ = process.communicate(timeout=900)
-    assert process.returncode == 0, f"{backend} child failed:\n{output.decode()[-4000:]}"
+    return run_child(CHILD, backend, [weights, out, sampler], JAX_FLAGS)
 
 
 @pytest.fixture(scope="module")
@@ -44,11 +34,11 @@ def results(tmp_path_factory):
     folder = tmp_path_factory.mktemp("backends")
     weights = folder / "tiny.weights.h5"
     runs = {}
-    # TensorFlow first: it writes the weights the others load; then JAX and PyTorch at once.
-    _wait(_run("tensorflow", weights, folder / "tensorflow.npz", "inverse_cdf"), "tensorflow")
-    others = {b: _run(b, weights, folder / f"{b}.npz", "inverse_cdf") for b in ("jax", "torch")}
-    for backend, process in others.items():
-        _wait(process, backend)
+    # All three at once: TensorFlow writes the weights, the others wait for them.
+    backends = ("tensorflow", "jax", "torch")
+    children = {b: _run(b, weights, folder / f"{b}.npz", "inverse_cdf") for b in backends}
+    for backend, process in children.items():
+        wait_child(process, backend)
     for backend in ("tensorflow", "jax", "torch"):
         runs[backend] = dict(np.load(folder / f"{backend}.npz"))
     return runs

@@ -3,23 +3,21 @@ same step.
 
 `objectives_child.py` runs all objectives (BERT MLM, Replace MLM, unigram, All-Tokens MLM,
 adversarial, two-stage in both stages) once per `KERAS_BACKEND`, in one process each, on
-the same `.weights.h5` and batch. TensorFlow differentiates each pass with its fast forms;
+the same `.weights.h5` and batch (the default suite runs `JAX_DEFAULT` of them on JAX, the
+slow twins all). TensorFlow differentiates each pass with its fast forms;
 JAX and PyTorch differentiate the total loss of the portable `keras.ops` forms and update
 only the variables the objective's passes train (`StepOutput.trained`). Masks, samples and
 corrupted inputs must be identical, losses, reports and gradients equal within 1e-5, and
 two short `fit` runs (BERT MLM; two-stage across its switch) end at the same weights.
 """
 
-import os
 import pathlib
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from backend_runs import run_child, wait_child
 
 CHILD = pathlib.Path(__file__).with_name("objectives_child.py")
-ROOT = CHILD.parents[2]
 # Test-only: XLA's CPU compiler at its lowest optimisation compiles in half the time.
 JAX_FLAGS = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
 CASES = ["bert_mlm", "replace_mlm", "unigram", "all_tokens_mlm", "adversarial", "two_stage"]
@@ -30,27 +28,38 @@ IDENTICAL += ["discriminator/token_ids", "discriminator/labels", "discriminator/
 IDENTICAL += ["extra/all_tokens_accuracy", "extra/disc_mlm_accuracy"]
 
 
-def _run(backend, folder):
-    env = dict(os.environ, KERAS_BACKEND=backend, PYTHONPATH=str(ROOT), XLA_FLAGS=JAX_FLAGS)
-    command = [sys.executable, str(CHILD), str(folder)]
-    return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+def _run(backend, folder, cases=()):
+    return run_child(CHILD, backend, [folder, *cases], JAX_FLAGS)
 
 
-def _wait(process, backend):
-    output, _ = process.communicate(timeout=900)
-    assert process.returncode == 0, f"{backend} child failed:\n{output.decode()[-4000:]}"
+#: JAX compiles one step per objective (seconds each), so the default suite runs these cases
+#: on JAX (their fits carry JAX's own step logic: trained-only updates, the retrace at the
+#: two-stage switch) and every case on PyTorch; the slow twins run every case on both.
+JAX_DEFAULT = ["bert_mlm", "two_stage"]
+DEFAULT_PAIRS = [("torch", c) for c in CASES] + [("jax", c) for c in JAX_DEFAULT]
+
+
+def _results(folder, jax_cases):
+    """Every case on TensorFlow and PyTorch, `jax_cases` on JAX: `{backend: outputs}`."""
+    np.save(folder / "unigram_counts.npy", np.arange(131, dtype=np.int64))
+    # All three at once: TensorFlow writes each case's weights, the others wait for them.
+    children = {"tensorflow": _run("tensorflow", folder), "jax": _run("jax", folder, jax_cases)}
+    children["torch"] = _run("torch", folder)
+    for backend, process in children.items():
+        wait_child(process, backend)
+    return {b: dict(np.load(folder / f"{b}.npz")) for b in ("tensorflow", "jax", "torch")}
 
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("objectives")
-    np.save(folder / "unigram_counts.npy", np.arange(131, dtype=np.int64))
-    # TensorFlow first: it writes the weights the others load; then JAX and PyTorch at once.
-    _wait(_run("tensorflow", folder), "tensorflow")
-    others = {b: _run(b, folder) for b in ("jax", "torch")}
-    for backend, process in others.items():
-        _wait(process, backend)
-    return {b: dict(np.load(folder / f"{b}.npz")) for b in ("tensorflow", "jax", "torch")}
+    """Every case on every backend (the slow twins)."""
+    return _results(tmp_path_factory.mktemp("objectives"), CASES)
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    """Every case on TensorFlow and PyTorch, `JAX_DEFAULT` on JAX (the default suite)."""
+    return _results(tmp_path_factory.mktemp("objectives_quick"), JAX_DEFAULT)
 
 
 def _case(run, case, prefix=""):
@@ -59,9 +68,21 @@ def _case(run, case, prefix=""):
     return {k[len(case) + 1 :]: v for k, v in run.items() if k.startswith(start)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["jax", "torch"])
 @pytest.mark.parametrize("case", CASES)
 def test_losses_reports_and_gradients_are_equal(results, backend, case):
+    _check_losses_reports_and_gradients(results, backend, case)
+
+
+@pytest.mark.parametrize(("backend", "case"), DEFAULT_PAIRS)
+def test_losses_reports_and_gradients_are_equal_quick(quick, backend, case):
+    """Default twin of `test_losses_reports_and_gradients_are_equal` (slow: every case on
+    JAX too): the same checks on `DEFAULT_PAIRS`."""
+    _check_losses_reports_and_gradients(quick, backend, case)
+
+
+def _check_losses_reports_and_gradients(results, backend, case):
     reference, other = _case(results["tensorflow"], case), _case(results[backend], case)
     assert str(results[backend]["backend"]) == backend
     assert reference and set(other) == set(reference)
@@ -77,9 +98,20 @@ def test_losses_reports_and_gradients_are_equal(results, backend, case):
     assert max(np.abs(other[k]).max() for k in gradients) > 1e-3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["jax", "torch"])
 @pytest.mark.parametrize("case", CASES)
 def test_masking_and_sampling_have_teeth(results, backend, case):
+    _check_masking_and_sampling_have_teeth(results, backend, case)
+
+
+@pytest.mark.parametrize(("backend", "case"), DEFAULT_PAIRS)
+def test_masking_and_sampling_have_teeth_quick(quick, backend, case):
+    """Default twin of `test_masking_and_sampling_have_teeth` (slow: every case on JAX too)."""
+    _check_masking_and_sampling_have_teeth(quick, backend, case)
+
+
+def _check_masking_and_sampling_have_teeth(results, backend, case):
     run = _case(results[backend], case)
     assert run["mlm/weights"].sum() >= 4  # something was masked
     if "mlm/samples" in run:  # something sampled differs from the original
@@ -88,7 +120,8 @@ def test_masking_and_sampling_have_teeth(results, backend, case):
 
 
 @pytest.mark.parametrize("backend", ["jax", "torch"])
-def test_bert_mlm_trains_its_masked_lm_and_nothing_else(results, backend):
+def test_bert_mlm_trains_its_masked_lm_and_nothing_else(quick, backend):
+    results = quick  # its cases run on every backend in the default suite
     reference = _case(results["tensorflow"], "bert_mlm")
     other = _case(results[backend], "bert_mlm")
     np.testing.assert_allclose(other["fit/step_loss"], reference["fit/step_loss"], rtol=1e-5)
@@ -108,7 +141,8 @@ def test_bert_mlm_trains_its_masked_lm_and_nothing_else(results, backend):
 
 
 @pytest.mark.parametrize("backend", ["jax", "torch"])
-def test_two_stage_switches_and_copies_on_every_backend(results, backend):
+def test_two_stage_switches_and_copies_on_every_backend(quick, backend):
+    results = quick  # its cases run on every backend in the default suite
     reference = _case(results["tensorflow"], "two_stage")
     other = _case(results[backend], "two_stage")
     assert int(other["fit/stage"]) == int(reference["fit/stage"]) == 2

@@ -94,20 +94,27 @@ def _one_step_weights(strategy, jit=False, config_overrides=()):
     return history.history["loss"][-1], [v.numpy() for v in model.trainable_variables]
 
 
-def test_one_and_two_replicas_make_the_same_update():
+@pytest.fixture(scope="module")
+def mirrored_graph():
+    """`_one_step_weights` under a two-CPU `MirroredStrategy`, graph passes: computed once,
+    for the one-replica and the XLA comparisons (each run traces the step anew)."""
+    return _one_step_weights(tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]))
+
+
+def test_one_and_two_replicas_make_the_same_update(mirrored_graph):
     # Clipping is active (norm 0.05), so the test also checks that clipping sees the summed
     # gradient, not each replica's part.
     one_loss, one = _one_step_weights(tf.distribute.OneDeviceStrategy("/cpu:0"))
-    two_loss, two = _one_step_weights(tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]))
+    two_loss, two = mirrored_graph
     assert abs(one_loss - two_loss) <= 1e-5 * abs(one_loss)
     assert max(float(np.max(np.abs(a - b))) for a, b in zip(one, two)) < 1e-5
     initial = ElectraPretrainer(tiny_config("model.dropout=0.0"))  # the weights did move
     assert len(initial.trainable_variables) == len(one)
 
 
-def test_xla_passes_match_the_graph_under_mirrored():
+def test_xla_passes_match_the_graph_under_mirrored(mirrored_graph):
     strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
-    graph_loss, graph = _one_step_weights(strategy)
+    graph_loss, graph = mirrored_graph
     xla_loss, xla = _one_step_weights(strategy, jit=True)
     assert xla_loss == pytest.approx(graph_loss, rel=1e-5)
     assert max(float(np.max(np.abs(a - b))) for a, b in zip(graph, xla)) < 1e-4

@@ -55,8 +55,11 @@ def _final_weights(run):
     return {n: reader.get_tensor(n) for n in names}
 
 
-def test_killed_run_resumes_to_the_same_weights(tmp_path):
-    _kill_and_resume(tmp_path, SMALL)
+def test_killed_run_resumes_to_the_same_weights(tmp_path, capsys):
+    """The uninterrupted and the resumed runs go through `electra-tf pretrain` in this
+    process (an import of TensorFlow less each); the killed one is a child. The slow twin
+    runs all three as children."""
+    _kill_and_resume(tmp_path, SMALL, capsys)
 
 
 @pytest.mark.slow
@@ -64,13 +67,27 @@ def test_killed_tiny_recipe_run_resumes_to_the_same_weights(tmp_path):
     _kill_and_resume(tmp_path, ())
 
 
-def _kill_and_resume(tmp_path, model):
+def _pretrain(command, env, capsys):
+    """`command` run as a child (`capsys` None) or through the CLI's `main` in this
+    process: a CompletedProcess-like object with its standard output; raises on failure."""
+    if capsys is None:
+        return subprocess.run(command, env=env, check=True, capture_output=True, text=True)
+    from electra_tf.cli import main
+
+    capsys.readouterr()
+    code = main(command[3:])
+    output = capsys.readouterr()
+    assert code == 0, output.err[-3000:]
+    return subprocess.CompletedProcess(command, code, output.out, output.err)
+
+
+def _kill_and_resume(tmp_path, model, capsys=None):
     """SIGKILL a run after its first checkpoint, restart it: it ends on the weights of the
     uninterrupted run (within 1e-6)."""
     data = write_packed(tmp_path / "data", n=256, seq=64, shards=3)
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     straight, interrupted = str(tmp_path / "straight"), str(tmp_path / "interrupted")
-    subprocess.run(_command(data, straight, model), env=env, check=True, capture_output=True)
+    _pretrain(_command(data, straight, model), env, capsys)
 
     process = subprocess.Popen(
         _command(data, interrupted, model),
@@ -87,9 +104,7 @@ def _kill_and_resume(tmp_path, model):
     saved = sorted(os.listdir(os.path.join(interrupted, "checkpoints")))
     assert f"step-{STEPS:08d}" not in saved, "the run finished before it could be killed"
 
-    resumed = subprocess.run(
-        _command(data, interrupted, model), env=env, check=True, capture_output=True, text=True
-    )
+    resumed = _pretrain(_command(data, interrupted, model), env, capsys)
     assert '"resumed_from": ' in resumed.stdout and '"resumed_from": 0' not in resumed.stdout
     a, b = _final_weights(straight), _final_weights(interrupted)
     assert a.keys() == b.keys() and len(a) > 100
