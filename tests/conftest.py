@@ -15,3 +15,14 @@ _cpus = tf.config.list_physical_devices("CPU")
 tf.config.set_logical_device_configuration(
     _cpus[0], [tf.config.LogicalDeviceConfiguration(), tf.config.LogicalDeviceConfiguration()]
 )
+
+
+def pytest_collection_modifyitems(config, items):
+    """Hand the longest files out first (`tests/file_seconds.py`): the same order on every
+    xdist worker, as their collections must match."""
+    import file_seconds
+
+    seconds = file_seconds.load()
+    if seconds:
+        paths = [item.nodeid.split("::")[0] for item in items]
+        items[:] = [items[i] for i in file_seconds.longest_first(paths, seconds)]
