@@ -49,6 +49,7 @@ class ServingOptions:
     iterations: int = 100  # timed calls at batch 1 (30% of it at larger batches)
     min_iterations: int = 10  # fewest timed calls
     warmup: int = 5  # untimed calls first
+    overrides: tuple = ()  # `--set` config overrides, e.g. model.num_layers=1
 
 
 def _summary(times) -> dict:
@@ -93,6 +94,7 @@ def run(args: ServingOptions, emit=None) -> list[dict]:
         "data.cls_id=2",
         "data.sep_id=3",
         "data.mask_id=4",
+        *args.overrides,
     )
     vocabulary = config.model.vocabulary_size
     model = ElectraPretrainer(config)
@@ -191,6 +193,8 @@ def run(args: ServingOptions, emit=None) -> list[dict]:
                 "kind": "serving",
                 "runtime": name,
                 "recipe": args.recipe,
+                "num_layers": config.model.num_layers,  # after --set
+                "vocabulary_size": vocabulary,
                 "batch": batch,
                 "seq_len": args.seq,
                 **timing,

@@ -285,6 +285,7 @@ def _add_serving(which) -> None:
     )
     parser.add_argument("--min-iterations", type=int, default=10, help="fewest timed calls")
     parser.add_argument("--warmup", type=int, default=5, help="untimed calls first (default 5)")
+    add_overrides(parser, "config override of the recipe's model (repeatable)")
     task_serving_arguments(parser)  # --run RUN: a fine-tuned classifier beside ONNX Runtime
     parser.set_defaults(handler=_serving)
 

@@ -72,10 +72,13 @@ def test_input_line_compares_the_pipeline_with_a_given_step_rate(capsys):
 
 
 def test_serving_lines_give_each_runtime_against_the_saved_model(capsys):
+    small = ("--set", "model.vocabulary_size=1200", "--set", "model.num_layers=1")
     records = _lines(
         capsys, "serving", "--recipe", "tiny", "--batches", "1", "2", "--seq", "16",
-        "--iterations", "3", "--min-iterations", "2", "--warmup", "1",
+        "--iterations", "3", "--min-iterations", "2", "--warmup", "1", *small,
     )  # fmt: skip
+    # --set reached the model: the tiny recipe's 4 layers and 30522 words are 1 and 1200 here.
+    assert {(r["num_layers"], r["vocabulary_size"]) for r in records} == {(1, 1200)}
     runtimes = {(r["runtime"], r["batch"]) for r in records}
     assert {("saved_model", 1), ("keras_predict", 1), ("saved_model", 2)} <= runtimes
     assert ("saved_model_keras_layers", 2) in runtimes

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 import torch
-from helpers import scratch_init
+from helpers import scratch_init_one_layer
 
 from electra_tf.bench import task_serving
 from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
@@ -16,7 +16,8 @@ WORDS = "the food was good bad slow quick ada met bob in rome paris".split()
 
 @pytest.fixture(scope="module")
 def toy_run(tmp_path_factory):
-    """A classifier fine-tuned for one epoch on 48 rows (dev 16), from a scratch encoder."""
+    """A classifier fine-tuned for one epoch on 48 rows (dev 16), from a one-layer scratch
+    encoder."""
     import electra_tf.finetuning.user_task as user_task
     from electra_tf.datasets.files import Columns
 
@@ -29,7 +30,7 @@ def toy_run(tmp_path_factory):
             text = " ".join(rng.choice(WORDS, size=int(rng.integers(1, 7))))
             rows.append({"body": text, "target": "yes" if "good" in text else "no"})
         (folder / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    init = scratch_init(len(SPECIAL_TOKENS) + len(WORDS), vocab)
+    init = scratch_init_one_layer(len(SPECIAL_TOKENS) + len(WORDS), vocab)
     original = user_task.load_initialization
     user_task.load_initialization = lambda spec, vocab_file=None: init
     try:

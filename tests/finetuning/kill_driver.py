@@ -1,8 +1,11 @@
 """Fine-tunes the engine tests' toy task in its own process, and kill -9s itself on request.
 
-Run as `python kill_driver.py WORKDIR RUN POINT SEED EPOCH`: the toy files in WORKDIR,
-the run folder WORKDIR/RUN (several, comma-separated, run one after another in this process).
-POINT is where SIGKILL hits seed SEED in epoch EPOCH:
+Run as `python kill_driver.py WORKDIR RUN POINT SEED EPOCH [LAYERS]`: the toy files in WORKDIR,
+the run folder WORKDIR/RUN (several, comma-separated, run one after another in this process;
+the kill is set up for the last one only, once the ones before it have finished or resumed).
+POINT is where SIGKILL hits seed SEED in epoch EPOCH (SEED `kept`: the seed that
+WORKDIR/whole kept, EPOCH its best epoch, read once the runs before the last are done;
+LAYERS: the scratch encoder's, 2 unless given):
 
 - `none`: never (the uninterrupted run, or a resume);
 - `mid-epoch`: after the epoch's second batch;
@@ -11,6 +14,7 @@ POINT is where SIGKILL hits seed SEED in epoch EPOCH:
 - `before-best`: after the checkpoint is published, before the best weights are written.
 """
 
+import json
 import os
 import signal
 import sys
@@ -28,10 +32,22 @@ def die():
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-def main(workdir, run, point, seed, epoch):
-    seed, epoch = int(seed), int(epoch)
-    workdir = Path(workdir)
+def kept_seed_and_best_epoch(workdir):
+    """The seed WORKDIR/whole kept, and that seed's best epoch."""
+    results = json.loads((Path(workdir) / "whole" / "results.json").read_text())
+    seed = results["kept"]["seed"]
+    return seed, next(r["best_epoch"] for r in results["runs"] if r["seed"] == seed)
+
+
+def main(workdir, run, point, seed, epoch, layers="2"):
+    workdir, layers = Path(workdir), int(layers)
     vocab, train, dev = _files(workdir)
+    *before, last = run.split(",")
+    for name in before:
+        _run(workdir, name, vocab, train, dev, "epochs=3", "seeds=2", layers=layers)
+    if seed == "kept":
+        seed, epoch = kept_seed_and_best_epoch(workdir)
+    seed, epoch = int(seed), int(epoch)
     target = f"seed-{seed}"
 
     def hit(folder) -> bool:
@@ -66,8 +82,7 @@ def main(workdir, run, point, seed, epoch):
             return original_best(model, folder, entry)
 
         engine.write_best = write_best
-    for name in run.split(","):
-        _run(workdir, name, vocab, train, dev, "epochs=3", "seeds=2")
+    _run(workdir, last, vocab, train, dev, "epochs=3", "seeds=2", layers=layers)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 
 Run as `python qa_kill_driver.py WORKDIR RUN POINT EPOCH`: the toy SQuAD files in WORKDIR
 (written by the test), the run folder WORKDIR/RUN (several, comma-separated, run one after
-another in this process). POINT is where SIGKILL hits in EPOCH:
+another in this process; the kill is set up for the last one only, once the ones before it
+have finished or resumed). POINT is where SIGKILL hits in EPOCH:
 
 - `none`: never (the uninterrupted run, or a resume);
 - `mid-epoch`: after the epoch's second batch;
@@ -30,8 +31,21 @@ def die():
     os.kill(os.getpid(), signal.SIGKILL)
 
 
+def _finetune(workdir, name):
+    user_task.finetune_files(
+        "scratch", train=workdir / "train.json", dev=workdir / "dev.json",
+        output_dir=workdir / name, progress=None, overrides=OVERRIDES,
+    )  # fmt: skip
+
+
 def main(workdir, run, point, epoch):
     workdir, epoch = Path(workdir), int(epoch)
+    size = len((workdir / "vocab.txt").read_text().splitlines())
+    init = scratch_init(size, workdir / "vocab.txt")
+    user_task.load_initialization = lambda spec, vocab_file=None: init
+    *before, last = run.split(",")
+    for name in before:
+        _finetune(workdir, name)
     if point == "mid-epoch":
 
         def on_epoch_begin(self, number, logs=None):
@@ -52,14 +66,7 @@ def main(workdir, run, point, epoch):
             return original_best(model, folder, entry)
 
         engine.write_best = write_best
-    size = len((workdir / "vocab.txt").read_text().splitlines())
-    init = scratch_init(size, workdir / "vocab.txt")
-    user_task.load_initialization = lambda spec, vocab_file=None: init
-    for name in run.split(","):
-        user_task.finetune_files(
-            "scratch", train=workdir / "train.json", dev=workdir / "dev.json",
-            output_dir=workdir / name, progress=None, overrides=OVERRIDES,
-        )  # fmt: skip
+    _finetune(workdir, last)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ import json
 import keras
 import numpy as np
 import pytest
-from helpers import scratch_init, write_lines
+from helpers import scratch_init, scratch_init_one_layer, write_lines
 
 from electra_tf.config import ConfigError
 from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
@@ -36,10 +36,13 @@ def _files(tmp_path, n=120, seed=0):
 SETTINGS = ("learning_rate=1e-2", "layerwise_decay=1.0", "batch_size=16", "max_seq_length=16")
 
 
-def _run(tmp_path, name, vocab, train, dev, *extra, progress=None):
+def _run(tmp_path, name, vocab, train, dev, *extra, progress=None, layers=1):
+    """Fine-tunes the toy files into tmp_path/name from a scratch encoder of `layers` (1 or
+    2) layers; returns the report."""
     import electra_tf.finetuning.user_task as user_task
 
-    init = scratch_init(len(SPECIAL_TOKENS) + len(WORDS), vocab)
+    make_init = scratch_init_one_layer if layers == 1 else scratch_init
+    init = make_init(len(SPECIAL_TOKENS) + len(WORDS), vocab)
     original = user_task.load_initialization
     user_task.load_initialization = lambda spec, vocab_file=None: init
     try:
@@ -209,7 +212,7 @@ def test_a_corrupt_epoch_checkpoint_is_moved_aside_and_the_seed_starts_over(tmp_
     assert FinetuneConfig().patience == 0
 
 
-def _driver(tmp_path, run, point="none", seed=0, epoch=0):
+def _driver(tmp_path, run, point="none", seed=0, epoch=0, layers=2):
     import os
     import subprocess
     import sys
@@ -218,6 +221,7 @@ def _driver(tmp_path, run, point="none", seed=0, epoch=0):
     driver = Path(__file__).with_name("kill_driver.py")
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     args = [sys.executable, str(driver), str(tmp_path), run, point, str(seed), str(epoch)]
+    args.append(str(layers))
     return subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
 
 
@@ -230,10 +234,34 @@ def _finished(tmp_path, run):
 
 def test_kill_9_of_the_kept_seed_resumes_to_the_uninterrupted_run(tmp_path):
     """A real SIGKILL of the seed that ends up kept, mid-epoch, while its epoch checkpoint is
-    written, and between that checkpoint and its best weights; each resumed run (all three
-    resumed by one fresh process, one after another) equals the uninterrupted one in weights,
-    best epoch and every score."""
-    _kill_and_resume(tmp_path, together=True)
+    written, and between that checkpoint and its best weights; each killed run is resumed
+    first thing by the next fresh process (which then makes the next kill: 4 processes in a
+    chain; a one-layer encoder), and equals the uninterrupted one in weights, best epoch and
+    every score. The full form, with one process per run and per resume and two layers, is
+    test_kill_9_of_the_kept_seed_resumes_in_its_own_process_to_the_uninterrupted_run."""
+    _files(tmp_path)
+    points = ("mid-epoch", "checkpoint", "before-best")
+    runs = {point: f"killed-{point}" for point in points}
+    chain = ["whole", *runs.values()]
+    for i, point in enumerate(points):  # the uninterrupted run, or the last kill's resume, first
+        killed = _driver(tmp_path, f"{chain[i]},{runs[point]}", point, "kept", "kept", layers=1)
+        assert killed.returncode == -9, (point, killed.stderr[-2000:])
+        if i == 0:
+            kept, scores, weights = _finished(tmp_path, "whole")
+            seed = kept["seed"]
+            epoch = next(s["best_epoch"] for s in scores if s["seed"] == seed)
+        assert not (tmp_path / runs[point] / "results.json").exists()
+        if point == "before-best":  # the checkpoint names a best epoch whose weights are not out
+            folder = tmp_path / runs[point] / "seeds" / f"seed-{seed}"
+            assert (folder / f"epoch-{epoch:04d}" / "record.json").exists()
+            assert read_best_epoch(folder) != epoch
+    resumed = _driver(tmp_path, runs["before-best"], layers=1)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    for point, run in runs.items():
+        got_kept, got_scores, got_weights = _finished(tmp_path, run)
+        assert (got_kept, got_scores) == (kept, scores), point
+        for x, y in zip(weights, got_weights, strict=True):
+            np.testing.assert_array_equal(x, y, err_msg=point)
 
 
 @pytest.mark.slow
@@ -243,6 +271,7 @@ def test_kill_9_of_the_kept_seed_resumes_in_its_own_process_to_the_uninterrupted
 
 
 def _kill_and_resume(tmp_path, together):
+    """Whole, then each kill in a process of its own; resumed together or one by one."""
     _files(tmp_path)
     done = _driver(tmp_path, "whole")
     assert done.returncode == 0, done.stderr[-2000:]

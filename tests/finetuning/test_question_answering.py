@@ -483,14 +483,49 @@ def _qa_finished(tmp_path, run):
     return scores, float(model.threshold.numpy()), [w.numpy() for w in model.weights]
 
 
-def test_kill_9_of_a_question_answering_run_resumes_to_the_uninterrupted_run(tmp_path):
-    """A real SIGKILL mid-epoch, and between an epoch's checkpoint (which holds the no-answer
-    threshold chosen on dev) and its best weights; each resumed run equals the uninterrupted
-    one in weights, threshold, best epoch and every dev score. One fresh process resumes both
-    killed runs, one after the other."""
+def _qa_files(tmp_path):
     write_vocabulary([*SPECIAL_TOKENS, *WORDS, "."], tmp_path / "vocab.txt")
     _write_squad(tmp_path / "train.json", _toy(48, 0))
     _write_squad(tmp_path / "dev.json", _toy(16, 1))
+
+
+def _qa_same_as_whole(tmp_path, runs, scores, threshold, weights):
+    for run in runs:
+        got_scores, got_threshold, got_weights = _qa_finished(tmp_path, run)
+        assert (got_scores, got_threshold) == (scores, threshold), run
+        for x, y in zip(weights, got_weights, strict=True):
+            np.testing.assert_array_equal(x, y, err_msg=run)
+
+
+def test_kill_9_of_a_question_answering_run_resumes_to_the_uninterrupted_run(tmp_path):
+    """A real SIGKILL mid-epoch, and between an epoch's checkpoint (which holds the no-answer
+    threshold chosen on dev) and its best weights; each resumed run equals the uninterrupted
+    one in weights, threshold, best epoch and every dev score. Three processes in a chain:
+    the uninterrupted run then the mid-epoch kill; that run's resume (first thing in a fresh
+    process) then the second kill; its resume. The full form, with a process per run and one
+    more resuming both, is
+    test_kill_9_of_a_question_answering_run_resumes_in_separate_processes."""
+    _qa_files(tmp_path)
+    killed = _qa_driver(tmp_path, "whole,killed-mid-epoch", "mid-epoch", 2)
+    assert killed.returncode == -9, killed.stderr[-2000:]
+    scores, threshold, weights = _qa_finished(tmp_path, "whole")
+    assert scores["dev"]["f1"] > 50 and "threshold" in scores["dev"]
+    assert not (tmp_path / "killed-mid-epoch" / "results.json").exists()
+    best = scores["best_epoch"]
+    killed = _qa_driver(tmp_path, "killed-mid-epoch,killed-before-best", "before-best", best)
+    assert killed.returncode == -9, killed.stderr[-2000:]
+    assert not (tmp_path / "killed-before-best" / "results.json").exists()
+    resumed = _qa_driver(tmp_path, "killed-before-best")
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    runs = ("killed-mid-epoch", "killed-before-best")
+    _qa_same_as_whole(tmp_path, runs, scores, threshold, weights)
+
+
+@pytest.mark.slow
+def test_kill_9_of_a_question_answering_run_resumes_in_separate_processes(tmp_path):
+    """The same, the uninterrupted run and each kill in a process of its own, and one fresh
+    process resuming both killed runs, one after the other."""
+    _qa_files(tmp_path)
     done = _qa_driver(tmp_path, "whole")
     assert done.returncode == 0, done.stderr[-2000:]
     scores, threshold, weights = _qa_finished(tmp_path, "whole")
@@ -503,12 +538,8 @@ def test_kill_9_of_a_question_answering_run_resumes_to_the_uninterrupted_run(tmp
         assert not (tmp_path / run / "results.json").exists()
     resumed = _qa_driver(tmp_path, ",".join(f"killed-{point}" for point, _ in points))
     assert resumed.returncode == 0, resumed.stderr[-2000:]
-    for point, _ in points:
-        run = f"killed-{point}"
-        got_scores, got_threshold, got_weights = _qa_finished(tmp_path, run)
-        assert (got_scores, got_threshold) == (scores, threshold), point
-        for x, y in zip(weights, got_weights, strict=True):
-            np.testing.assert_array_equal(x, y, err_msg=point)
+    runs = [f"killed-{point}" for point, _ in points]
+    _qa_same_as_whole(tmp_path, runs, scores, threshold, weights)
 
 
 def test_the_joint_end_head_trains_from_files_keeps_and_exports(tmp_path):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import scratch_init
+from helpers import scratch_init, scratch_init_one_layer
 
 from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
 from electra_tf.datasets.files import Columns
@@ -65,7 +65,7 @@ def _tagged(n, seed):
     return out
 
 
-def _finetune(tmp_path, kind, vocab):
+def _finetune(tmp_path, kind, vocab, make_init=scratch_init):
     import electra_tf.finetuning.user_task as user_task
     from electra_tf.finetuning.user_task import finetune_files
 
@@ -91,7 +91,7 @@ def _finetune(tmp_path, kind, vocab):
         train = _write_table(folder / "train.jsonl", rows(48, 0), pair)
         dev = _write_table(folder / "dev.jsonl", rows(16, 1), pair)
         columns = Columns("body", "second" if pair else None, "target")
-    init = scratch_init(len(SPECIAL_TOKENS) + len(WORDS), vocab)
+    init = make_init(len(SPECIAL_TOKENS) + len(WORDS), vocab)
     original = user_task.load_initialization
     user_task.load_initialization = lambda spec, vocab_file=None: init
     try:
@@ -118,24 +118,44 @@ def _inputs(folder, kind):
     return files
 
 
-def _raw_serving(folder, texts, pairs=None):
-    """serving_default in a process that never imports electra_tf (CLASSIFY_SCRIPT; pairs via
-    a JSON object)."""
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    env.pop("PYTHONPATH", None)
+#: Runs CLASSIFY_SCRIPT (as adapted by `_raw_script`) once per export, all in one process:
+#: stdin a JSON list of [folder, texts, pairs]; prints the list of each export's rows.
+RAW_LOOP = """
+import contextlib, io, json, sys
+script, jobs, out = sys.argv[1], json.load(sys.stdin), []
+for folder, texts, pairs in jobs:
+    sys.argv, sys.stdin = ["-c", folder], io.StringIO(json.dumps([texts, pairs]))
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(script, {"__name__": "__main__"})
+    out.append(json.loads(printed.getvalue().strip().splitlines()[-1]))
+assert "electra_tf" not in sys.modules
+print(json.dumps(out))
+"""
+
+
+def _raw_script():
+    """CLASSIFY_SCRIPT taking [texts, pairs] (pairs via a JSON object) and list outputs."""
     script = CLASSIFY_SCRIPT.replace(
         "served(text=tf.constant(texts))",
         "served(**({'text': tf.constant(texts)} if pairs is None else "
         "{'text': tf.constant(texts), 'text_pair': tf.constant(pairs)}))",
     ).replace("texts = json.load(sys.stdin)", "texts, pairs = json.load(sys.stdin)")
-    script = script.replace(
+    return script.replace(
         "row[name] = value.decode() if isinstance(value, bytes) else value",
         "row[name] = [v.decode() if isinstance(v, bytes) else v for v in value] "
         "if isinstance(value, list) else value.decode() if isinstance(value, bytes) else value",
     )
+
+
+def _raw_serving(jobs, cwd):
+    """serving_default of each export in `jobs` ([folder, texts, pairs] each), all in ONE
+    process that never imports electra_tf (CLASSIFY_SCRIPT run once per export)."""
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    env.pop("PYTHONPATH", None)
     done = subprocess.run(
-        [sys.executable, "-c", script, str(folder)], input=json.dumps([texts, pairs]),
-        capture_output=True, text=True, env=env, timeout=600, cwd=str(folder),
+        [sys.executable, "-c", RAW_LOOP, _raw_script()], input=json.dumps(jobs),
+        capture_output=True, text=True, env=env, timeout=600, cwd=str(cwd),
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -177,7 +197,13 @@ ROTATED = {"classification": ".csv", "multi_label": ".tsv", "regression": ".json
 
 
 def test_every_kind_round_trips_through_fresh_processes(tmp_path):
-    _round_trip(tmp_path, lambda kind, files: {ROTATED[kind]: files[ROTATED[kind]]})
+    """One rotated layout per kind, one-layer encoders; the full form (every layout, the
+    two-layer toy encoder) is test_every_kind_round_trips_every_layout_through_fresh_processes."""
+    _round_trip(
+        tmp_path,
+        lambda kind, files: {ROTATED[kind]: files[ROTATED[kind]]},
+        make_init=scratch_init_one_layer,
+    )
 
 
 @pytest.mark.slow
@@ -185,7 +211,7 @@ def test_every_kind_round_trips_every_layout_through_fresh_processes(tmp_path):
     _round_trip(tmp_path, lambda kind, files: files)
 
 
-def _round_trip(tmp_path, layouts):
+def _round_trip(tmp_path, layouts, make_init=scratch_init):
     """Fine-tune each kind, then (one fresh process) --init, export and predict on the run and
     on the export with the file layouts `layouts(kind, files)` keeps and command-line texts; all
     agree with the first layout's rows on the run, and with the raw serving signature."""
@@ -195,7 +221,7 @@ def _round_trip(tmp_path, layouts):
     assert kinds == ["classification", "multi_label", "regression", "tagging"]
     plan, expected = {}, {}
     for kind in kinds:
-        folder = _finetune(tmp_path, kind, vocab)
+        folder = _finetune(tmp_path, kind, vocab, make_init)
         run = str(folder / "run")
         plan[run] = {
             "export": str(folder / "serving"),
@@ -215,6 +241,7 @@ def _round_trip(tmp_path, layouts):
                           text=True, env=env, timeout=900)  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads(done.stdout.strip().splitlines()[-1])
+    jobs = []
     for run, kind in expected.items():
         got = results[run]
         assert got["init_hidden"] == 16, kind  # --init from the fine-tuned run, in a fresh process
@@ -231,9 +258,11 @@ def _round_trip(tmp_path, layouts):
         if kind == "tagging":
             assert all(len(r["probabilities"]) == len(r["tags"]) for r in reference)
             assert all(r["words_cut"] == 0 for r in reference)
-        pairs = [TEXTS[-1 - i] for i in range(len(TEXTS))] if kind == "classification" else None
         versions = sorted(Path(export).glob("*/*/saved_model.pb"))
-        raw = _raw_serving(versions[-1].parent, TEXTS, pairs)
+        jobs.append([str(versions[-1].parent), TEXTS, plan[run]["pairs"]])
+    # Every export's raw serving_default, in one process without electra_tf.
+    for (run, kind), raw in zip(expected.items(), _raw_serving(jobs, tmp_path), strict=True):
+        reference = results[run][f"{run}|{next(iter(plan[run]['files']))}"]
         for a, b in zip(reference, raw, strict=True):
             if kind == "classification":
                 assert a["label"] == b["label"]

@@ -3,7 +3,7 @@
 import json
 
 import numpy as np
-from helpers import scratch_init, shuffle_warnings, write_lines
+from helpers import scratch_init_one_layer, shuffle_warnings, write_lines
 
 from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
 from electra_tf.datasets.readers import (
@@ -39,7 +39,7 @@ def test_a_short_fine_tune_beats_the_majority_class(tmp_path, recwarn):
     majority = max(
         np.mean([e.label for e in data["dev"]]), 1 - np.mean([e.label for e in data["dev"]])
     )
-    init = scratch_init(18, vocab)
+    init = scratch_init_one_layer(18, vocab)
     # A from-scratch post-LayerNorm encoder sits on a plateau at small rates; 1e-2 without
     # layer-wise decay leaves it within a few epochs.
     config = FinetuneConfig(
