@@ -1,5 +1,4 @@
-"""`electra-tf bench step|peers|profile|floor|kernels|precision|input|serving|prepare|finetune|qa`:
-JSON lines."""
+"""`electra-tf bench step|peers|profile|floor|kernels|precision|input|serving|...`: JSON lines."""
 
 from __future__ import annotations
 
