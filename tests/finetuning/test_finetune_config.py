@@ -66,9 +66,34 @@ def test_paper_tasks_keep_the_paper_recipe():
     # Read from this checkout's recipes/ (the installed `electra_tf.recipes` may be another's).
     folder = Path(__file__).resolve().parents[2] / "recipes" / "finetune"
     paper = ("cola", "sst2", "mrpc", "stsb", "qqp", "mnli", "qnli", "rte", "squad1", "squad2")
+    paper += ("movie_reviews", "movie_ratings")  # the recorded experiments' probe tasks
     for name in paper:
         config = load_finetune_recipe(str(folder / f"{name}.toml"))
         assert config.defaults == "paper", name
         assert _resolved(config, 768)[1:] == (0.8, True, 0.1, 1e-6), name
-    for name in ("movie_reviews", "movie_ratings"):  # the project's own tasks: standard
-        assert load_finetune_recipe(str(folder / f"{name}.toml")).defaults == "standard"
+
+
+def test_a_run_recorded_before_the_defaults_choice_resumes_with_the_paper_defaults(tmp_path):
+    import dataclasses
+    import json
+
+    from electra_tf.finetuning.request import check_request
+
+    def request(config):
+        settings = dataclasses.asdict(config.resolved(384, 3))
+        return {"task": "mine", "config": {k: v for k, v in settings.items() if k != "seeds"}}
+
+    old = request(FinetuneConfig(defaults="paper"))  # what an older version recorded:
+    del old["config"]["defaults"]  # the paper's values, and no `defaults`
+    assert old["config"]["layerwise_decay"] == 0.8 and old["config"]["group_by_length"]
+    (tmp_path / "request.json").write_text(json.dumps({**old, "digest": "older-version"}))
+    (tmp_path / "seeds").mkdir()
+    (tmp_path / "seeds" / "work").write_text("a finished epoch")
+    with pytest.raises(
+        ConfigError,
+        match=r"its config differ\) \(a run started before the "
+        r"standard defaults resumes with --defaults paper\); choose another",
+    ):
+        check_request(tmp_path, request(FinetuneConfig()))
+    check_request(tmp_path, request(FinetuneConfig(defaults="paper")))  # resumes
+    assert json.loads((tmp_path / "request.json").read_text())["digest"] == "older-version"
