@@ -73,6 +73,7 @@ def test_squad_fine_tune_memorises_the_toy_questions(tmp_path, recwarn):
     init = scratch_init(len(tokenizer.vocabulary), tmp_path / "v.txt")
     config = FinetuneConfig(
         task="squad2",
+        defaults="paper",  # the squad2 recipe's, as `--task squad2` gives
         learning_rate=1e-2,
         layerwise_decay=1.0,
         epochs=200,
