@@ -88,7 +88,7 @@ def _train_electra_tf(options) -> tuple[float, dict]:
     from electra_tf.finetuning.user_task import finetune_files
 
     settings = {
-        "learning_rate": options.learning_rate, "layerwise_decay": 1.0,
+        "learning_rate": options.learning_rate, "layerwise_decay": 1.0, "defaults": "paper",
         "batch_size": options.batch, "epochs": options.epochs, "max_seq_length": options.seq,
         "doc_stride": options.doc_stride, "max_query_length": options.max_query_length,
         "seed": _seed(options),

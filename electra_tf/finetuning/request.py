@@ -42,7 +42,18 @@ def _as_recorded(found: dict, request: dict) -> dict:
             same[key] = {
                 k: v for k, v in new.items() if k in old or k not in default or v != default[k]
             }
+    if isinstance(found.get("config"), dict) and isinstance(same.get("config"), dict):
+        if "defaults" not in found["config"]:  # recorded before the choice: compare the values
+            same["config"] = {k: v for k, v in same["config"].items() if k != "defaults"}
     return same
+
+
+def _upgrade_hint(found: dict, differing: list) -> str:
+    """What resumes a run recorded before the standard defaults, when its settings differ."""
+    config = found.get("config")
+    if "config" in differing and isinstance(config, dict) and "defaults" not in config:
+        return " (a run started before the standard defaults resumes with --defaults paper)"
+    return ""
 
 
 def _where_it_is(request: dict) -> dict:
@@ -89,7 +100,8 @@ def check_request(folder: Path, request: dict) -> None:
     if differing:
         raise ConfigError(
             f"{folder} holds a fine-tuning run of another request (its {', '.join(differing)} "
-            "differ); choose another --output-dir, or delete that folder to start over."
+            f"differ){_upgrade_hint(found, differing)}; choose another --output-dir, or delete "
+            "that folder to start over."
         )
     if found is None:
         existed = folder.exists()

@@ -189,15 +189,22 @@ def _write_predictions(job, folder: Path, model, log) -> dict:
     return written
 
 
+RECIPE_NAMES = {"standard": "transformers' example scripts", "paper": "the ELECTRA paper's"}
+
+
 def _log_rates(log, init: Initialization, config) -> None:
-    """One line: the peak learning rate and each depth's share of it (layer-wise decay)."""
+    """One line: the defaults' recipe, the peak learning rate and each depth's share of it
+    (layer-wise decay), the warmup, Adam's epsilon and the batch order."""
     if log:
         rates = depth_rates(
             init.encoder_config["num_layers"], config.layerwise_decay,
             config.layerwise_decay_reference,
         )  # fmt: skip
-        log(f"learning rate {config.learning_rate:g}, layer-wise decay "
-            f"{config.layerwise_decay:g}: {rates}")  # fmt: skip
+        order = "length-grouped" if config.group_by_length else "random"
+        log(f"defaults {config.defaults} ({RECIPE_NAMES[config.defaults]} recipe): learning "
+            f"rate {config.learning_rate:g}, layer-wise decay {config.layerwise_decay:g}: "
+            f"{rates}; warmup {config.warmup_fraction:g}, Adam epsilon "
+            f"{config.adam_epsilon:g}, {order} batches")  # fmt: skip
 
 
 def _model_info(task: Task, init: Initialization, config, request: dict) -> dict:

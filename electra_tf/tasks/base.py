@@ -135,7 +135,7 @@ class TaskModel:
         if state is None:
             return
         steps = int(steps_per_epoch) * max(1, int(epochs) - int(initial_epoch))
-        config = FinetuneConfig().resolved(self.encoder.hidden_dim, epochs)
+        config = FinetuneConfig(defaults="paper").resolved(self.encoder.hidden_dim, epochs)
         if state == "pending":
             if not self.built:  # the layer-wise rates are set per variable
                 self.build()

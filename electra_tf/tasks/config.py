@@ -7,6 +7,11 @@ Zero means "the paper's value" for the learning rate (3e-4 small, 1e-4 base,
 tiny demo model reaches 0.70 dev accuracy at 1e-3 and stays at chance (0.52)
 at small's 3e-4 within 3 epochs. A task recipe
 (`recipes/finetune/<task>.toml`) is a flat table over these defaults.
+
+Settings left unset are filled by `resolved()` from one of two recipes, chosen by the
+`defaults` field: "standard" (the default: transformers' example scripts, which learn on
+sparse labels where the paper's recipe stays at the majority class, docs/results/tagging.md)
+or "paper" (ELECTRA's reference code; the GLUE and SQuAD task recipes select it).
 """
 
 from __future__ import annotations
@@ -20,6 +25,22 @@ __all__ = ["FinetuneConfig", "load_finetune_recipe", "size_of", "add_flags", "fl
 
 PAPER_LEARNING_RATE = {"tiny": 1e-3, "small": 3e-4, "base": 1e-4, "large": 5e-5}
 PAPER_LAYERWISE_DECAY = {"tiny": 0.8, "small": 0.8, "base": 0.8, "large": 0.9}
+
+# What each recipe gives the settings left unset (layer-wise decay None: the paper's by size).
+RECIPES = {
+    "standard": {
+        "layerwise_decay": 1.0,
+        "group_by_length": False,
+        "warmup_fraction": 0.0,
+        "adam_epsilon": 1e-8,
+    },
+    "paper": {
+        "layerwise_decay": None,
+        "group_by_length": True,
+        "warmup_fraction": 0.1,
+        "adam_epsilon": 1e-6,
+    },
+}
 
 
 def size_of(hidden_dim: int) -> str:
@@ -39,21 +60,24 @@ class FinetuneConfig:
     """Fine-tuning settings (paper Table 7 and the reference code)."""
 
     task: str = _field("sst2", "the task's name")
+    defaults: str = _field(
+        "standard", "fills unset settings: standard (transformers' scripts) or paper (ELECTRA's)"
+    )
     learning_rate: float = _field(0.0, "peak learning rate; 0: the paper's for the size")
     batch_size: int = _field(32, "examples per step")
     epochs: int = _field(0, "epochs; 0: the task's in the paper (3; RTE, STS-B 10; SQuAD 2)")
-    warmup_fraction: float = _field(0.1, "linear warmup share, then linear decay to 0")
+    warmup_fraction: float | None = _field(None, "linear warmup share, then linear decay to 0")
     weight_decay: float = _field(0.0, "decoupled weight decay (LayerNorm and biases excluded)")
-    layerwise_decay: float = _field(0.0, "layer-wise rate decay; 0: the paper's, 1: off")
+    layerwise_decay: float = _field(0.0, "layer-wise rate decay; 1: off; 0: the defaults'")
     layerwise_decay_reference: bool = _field(False, "the reference code's extra decay level")
     max_seq_length: int = _field(128, "longest input in tokens (QA: window length)")
     dropout: float = _field(0.1, "dropout in the encoder and before the head")
-    adam_epsilon: float = _field(1e-6, "Adam's epsilon")
+    adam_epsilon: float | None = _field(None, "Adam's epsilon")
     clip_norm: float = _field(1.0, "global gradient-norm clip; 0: off")
     seed: int = _field(1, "first seed; the run's seeds are seed, seed + 1, ...")
     seeds: int = _field(1, "fine-tunings from the same initialization")
     patience: int = _field(0, "stop after N epochs without a better dev score; 0: never")
-    group_by_length: bool = _field(True, "batch rows of similar length together")
+    group_by_length: bool | None = _field(None, "batch rows of similar length together")
     pad_to: str = _field("longest", "longest (per batch) or max (one shape: XLA, TPUs)")
     max_train_examples: int = _field(0, "train on a random N rows; 0: all")
     eval_batch_size: int = _field(128, "examples per scoring step")
@@ -67,7 +91,12 @@ class FinetuneConfig:
     def __post_init__(self):
         if self.batch_size < 1 or self.seeds < 1 or self.max_seq_length < 8:
             raise ConfigError("batch_size and seeds must be >= 1 and max_seq_length >= 8.")
-        if not 0 <= self.warmup_fraction < 1:
+        if self.defaults not in RECIPES:
+            raise ConfigError(
+                f'defaults must be "standard" or "paper", got {self.defaults!r}: use '
+                '"paper" for the ELECTRA paper\'s recipe.'
+            )
+        if self.warmup_fraction is not None and not 0 <= self.warmup_fraction < 1:
             raise ConfigError(f"warmup_fraction must be in [0, 1), got {self.warmup_fraction}.")
         if self.pad_to not in ("longest", "max"):
             raise ConfigError(f'pad_to must be "longest" or "max", got {self.pad_to!r}.')
@@ -78,13 +107,23 @@ class FinetuneConfig:
         return replace_fields(self, parse_assignments(self, assignments), "", "override")
 
     def resolved(self, hidden_dim: int, task_epochs: int) -> FinetuneConfig:
-        """The config with paper values filled in for an encoder of `hidden_dim`."""
+        """The config with unset settings filled in for an encoder of `hidden_dim`: from
+        the `defaults` recipe, and the learning rate from the paper's per size in both."""
         size = size_of(hidden_dim)
+        recipe = RECIPES[self.defaults]
+        unset = {
+            name: value
+            for name, value in recipe.items()
+            if getattr(self, name) is None and name != "layerwise_decay"
+        }
         return dataclasses.replace(
             self,
             learning_rate=self.learning_rate or PAPER_LEARNING_RATE[size],
-            layerwise_decay=self.layerwise_decay or PAPER_LAYERWISE_DECAY[size],
+            layerwise_decay=self.layerwise_decay
+            or recipe["layerwise_decay"]
+            or PAPER_LAYERWISE_DECAY[size],
             epochs=self.epochs or task_epochs,
+            **unset,
         )
 
     def to_json(self) -> str:
@@ -118,13 +157,15 @@ def add_flags(parser, skip=("task",)) -> None:
     for field in dataclasses.fields(FinetuneConfig):
         if field.name in skip:
             continue
-        kind = kinds[field.type if isinstance(field.type, str) else field.type.__name__]
+        name = field.type if isinstance(field.type, str) else field.type.__name__
+        kind = kinds[name.split(" |")[0]]
+        default = "the defaults'" if field.default is None else field.default
         parser.add_argument(
             "--" + field.name.replace("_", "-"),
             dest=f"config_{field.name}",
             type=_flag_type(kind),
             metavar=kind.__name__.upper() if kind is not bool else "true/false",
-            help=f"{field.metadata['help']} (default {field.default})",
+            help=f"{field.metadata['help']} (default {default})",
         )
 
 
