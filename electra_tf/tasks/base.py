@@ -3,17 +3,21 @@
 Mixed into `ElectraTextClassifier` and `ElectraTokenClassifier` (before their
 Keras base class), in the manner of keras-hub's `Task`. It gives them
 
-- `compile(optimizer="auto", loss="auto", metrics="auto")`: the model's
-  `default_loss()` and `default_metrics()`; "auto" for the optimizer is the
-  paper's layer-wise AdamW with 10% warmup and linear decay at the learning rate
-  for the encoder's size (`FinetuneConfig.resolved`). It is made by `fit`, which
+- `compile(optimizer="auto", loss="auto", metrics="auto", defaults="standard")`:
+  the model's `default_loss()` and `default_metrics()`; "auto" for the optimizer
+  is AdamW with linear decay at the learning rate for the encoder's size, the
+  rest from the `defaults` recipe (`FinetuneConfig.resolved`): "standard"
+  (transformers' scripts: no warmup or layer-wise decay, epsilon 1e-8, random
+  batches) or "paper" (10% warmup, layer-wise decay, epsilon 1e-6, batches
+  grouped by length). It is made by `fit`, which
   knows the number of steps, whatever `fit` is given (strings, pairs, id arrays
   or a `tf.data.Dataset`). Each later `fit` keeps the optimizer's moments and
   runs a warmup and decay of its own over its own steps, so it trains again
   (the first one's schedule has reached 0 by then);
 - `fit_packed(features, targets, ...)`: `keras.Model.fit` over packed rows in
   batches padded to their own longest row (or to `sequence_length` with the
-  preprocessor's `pad_to="max"`), grouped by length, the order of epoch e a
+  preprocessor's `pad_to="max"`), grouped by length or not (by default as the
+  `defaults` recipe says), the order of epoch e a
   function of the seed and e alone (`electra_tf.data.batching`);
 - `predict_packed(features, batch_size)`: outputs over length-sorted batches,
   padded as `fit_packed` pads them, back in row order;
@@ -29,7 +33,7 @@ import keras
 import numpy as np
 
 from electra_tf.data.batching import batch_dataset, ordered_batches, pad_batch, row_lengths
-from electra_tf.tasks.config import FinetuneConfig
+from electra_tf.tasks.config import RECIPES, FinetuneConfig
 from electra_tf.tasks.optimizer import finetuning_optimizer, finetuning_schedule
 
 __all__ = [
@@ -102,8 +106,11 @@ class TaskModel:
     def default_metrics(self) -> list:
         return []
 
-    def compile(self, optimizer="auto", loss="auto", metrics="auto", **kwargs):
+    def compile(self, optimizer="auto", loss="auto", metrics="auto", defaults="standard",
+                **kwargs):  # fmt: skip
         """`keras.Model.compile` with the model's defaults (see the module docstring)."""
+        FinetuneConfig(defaults=defaults)  # one sentence for a recipe that is not known
+        object.__setattr__(self, "_defaults", defaults)
         auto = isinstance(optimizer, str) and optimizer == "auto"
         if auto:
             optimizer = keras.optimizers.Adam()  # replaced by `fit`
@@ -135,7 +142,9 @@ class TaskModel:
         if state is None:
             return
         steps = int(steps_per_epoch) * max(1, int(epochs) - int(initial_epoch))
-        config = FinetuneConfig(defaults="paper").resolved(self.encoder.hidden_dim, epochs)
+        config = FinetuneConfig(defaults=self.defaults_recipe()).resolved(
+            self.encoder.hidden_dim, epochs
+        )
         if state == "pending":
             if not self.built:  # the layer-wise rates are set per variable
                 self.build()
@@ -147,6 +156,16 @@ class TaskModel:
         self.optimizer.learning_rate = finetuning_schedule(config, steps, offset=start)
         self.train_function = None  # the traced step holds the previous schedule
 
+    def defaults_recipe(self) -> str:
+        """The recipe `compile` was given ("standard" before any compile)."""
+        return getattr(self, "_defaults", "standard")
+
+    def grouped(self, group_by_length: bool | None) -> bool:
+        """`fit`'s `group_by_length`, None meaning the `defaults` recipe's choice."""
+        if group_by_length is None:
+            return bool(RECIPES[self.defaults_recipe()]["group_by_length"])
+        return bool(group_by_length)
+
     def packed_batch_multiple(self) -> int:
         """What batch lengths are rounded up to: 1, or the full length with `pad_to="max"`."""
         preprocessor = getattr(self, "preprocessor", None)
@@ -156,7 +175,7 @@ class TaskModel:
 
     def fit_packed(
         self, features: dict, targets, *, batch_size: int, epochs: int, initial_epoch: int = 0,
-        seed: int | None = None, group_by_length: bool = True, validation_data=None,
+        seed: int | None = None, group_by_length: bool | None = None, validation_data=None,
         per_token_targets: bool = False, **kwargs,
     ):  # fmt: skip
         """`keras.Model.fit` on packed `[N, S]` rows (see the module docstring).
@@ -184,7 +203,7 @@ class TaskModel:
             batch_size=batch_size,
             seed=seed,
             epochs=range(initial_epoch, epochs),
-            group=50 if group_by_length else 0,
+            group=50 if self.grouped(group_by_length) else 0,
             multiple=multiple,
             cut_targets=per_token_targets,
         )

@@ -21,7 +21,14 @@ import json
 
 from electra_tf.config import ConfigError, parse_assignments, read_recipe_file, replace_fields
 
-__all__ = ["FinetuneConfig", "load_finetune_recipe", "size_of", "add_flags", "flag_assignments"]
+__all__ = [
+    "FinetuneConfig",
+    "RECIPES",
+    "load_finetune_recipe",
+    "size_of",
+    "add_flags",
+    "flag_assignments",
+]
 
 PAPER_LEARNING_RATE = {"tiny": 1e-3, "small": 3e-4, "base": 1e-4, "large": 5e-5}
 PAPER_LAYERWISE_DECAY = {"tiny": 0.8, "small": 0.8, "base": 0.8, "large": 0.9}

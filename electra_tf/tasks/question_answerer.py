@@ -187,7 +187,7 @@ class ElectraQuestionAnswerer(TaskModel, ElectraSpanExtractor):
         }
 
     def fit(self, x=None, y=None, batch_size: int = 32, epochs: int = 1, seed: int | None = None,
-            group_by_length: bool = True, answer_starts=None, **kwargs):  # fmt: skip
+            group_by_length: bool | None = None, answer_starts=None, **kwargs):  # fmt: skip
         """`keras.Model.fit` on `x = (questions, contexts)` and `y` = answers (a text, a
         list of accepted texts, or "" for none), each answer at `answer_starts[i]` (default:
         its first occurrence). `x` may also be a `tf.data.Dataset` of strings

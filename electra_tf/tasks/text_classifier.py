@@ -151,7 +151,7 @@ class ElectraTextClassifier(TaskModel, ElectraClassifier):
         validation_data=None,
         initial_epoch: int = 0,
         seed: int | None = None,
-        group_by_length: bool = True,
+        group_by_length: bool | None = None,
         **kwargs,
     ):
         """`keras.Model.fit` on raw strings (or a dataset of them, or id inputs).
@@ -167,7 +167,8 @@ class ElectraTextClassifier(TaskModel, ElectraClassifier):
             seed: the batch order's seed (epoch e's order depends only on seed and e,
                 so a run resumed with `initial_epoch=e` sees the same batches); by
                 default drawn from NumPy's global generator.
-            group_by_length: batch texts of similar length together.
+            group_by_length: batch texts of similar length together; None: as
+                `compile`'s `defaults` recipe (no for "standard", yes for "paper").
         """
         import tensorflow as tf
 

@@ -106,7 +106,7 @@ class ElectraTokenClassifier(TaskModel, keras.Model):
             raise ValueError(f"Tag {error.args[0]!r} is not one of {self.labels}.") from None
 
     def fit(self, x=None, y=None, batch_size: int = 32, epochs: int = 1, seed: int | None = None,
-            group_by_length: bool = True, **kwargs):  # fmt: skip
+            group_by_length: bool | None = None, **kwargs):  # fmt: skip
         """`keras.Model.fit` on sentences (word lists or whitespace-split texts) and their tags
         (names or ids, one per word), batched as `ElectraTextClassifier.fit`; or on a
         `tf.data.Dataset` of `(sentences, tags)` batches (texts or ragged word lists, ragged

@@ -155,3 +155,31 @@ def test_a_tagger_fits_and_evaluates_on_tag_names_in_a_dataset():
     expected = tagger.evaluate(words, tags, verbose=0)
     for dataset in forms:
         assert tagger.evaluate(dataset, verbose=0) == pytest.approx(expected, rel=1e-5)
+
+
+def test_compile_defaults_choose_the_auto_optimizer_and_batch_order_of_a_recipe():
+    """`compile(defaults=...)`: the "auto" optimizer `fit` makes and `fit`'s batch order.
+    Standard (the default): no warmup (step 0 at the peak rate), epsilon 1e-8, every layer at
+    the peak, random batches; paper: 10% warmup (step 0 at rate 0), epsilon 1e-6, layer-wise
+    factors 0.8 ** (layers + 1 - depth), batches grouped by length. An unknown name is one
+    sentence."""
+    from electra_tf.config import ConfigError
+    from electra_tf.tasks.config import PAPER_LEARNING_RATE
+
+    peak = PAPER_LEARNING_RATE["tiny"]  # a hidden-16 encoder's
+    seen = {}
+    for recipe in ("standard", "paper"):
+        model = _classifier(labels=["neg", "pos"])
+        if recipe == "paper":
+            model.compile(defaults="paper")
+        model.prepare_fit(steps_per_epoch=10, epochs=1)
+        optimizer = model.optimizer
+        factors = sorted(set(optimizer._multipliers_by_id.values()))
+        seen[recipe] = (optimizer.epsilon, float(optimizer.learning_rate), factors,
+                        model.grouped(None), model.grouped(False))  # fmt: skip
+    assert seen["standard"] == (1e-8, pytest.approx(peak), [1.0], False, False)
+    assert seen["paper"][:2] == (1e-6, 0.0)
+    assert seen["paper"][2] == pytest.approx([0.8**2, 0.8, 1.0])  # embeddings, block, head
+    assert seen["paper"][3:] == (True, False)
+    with pytest.raises(ConfigError, match='defaults must be "standard" or "paper", got \'bert\''):
+        _classifier(labels=["neg", "pos"]).compile(defaults="bert")
