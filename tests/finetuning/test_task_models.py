@@ -34,6 +34,7 @@ def test_strings_pairs_ids_and_datasets_build_the_same_papers_optimizer():
     for name in ("strings", "pairs", "ids", "dataset", "pair dataset"):
         keras.utils.set_random_seed(0)
         model = _classifier(labels=["neg", "pos"])
+        model.compile(defaults="paper")  # its layer-wise factors tell the auto optimizer apart
         ids = model.encode_labels(labels)
         if name == "strings":
             model.fit(texts, labels, epochs=2, batch_size=16, verbose=0)

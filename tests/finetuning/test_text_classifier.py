@@ -81,7 +81,7 @@ def test_the_auto_optimizer_is_the_papers_layerwise_schedule():
     keras.utils.set_random_seed(1)
     texts, labels = _reviews(64, 2)
     model = _classifier(labels=["neg", "pos"])
-    model.compile()
+    model.compile(defaults="paper")  # compile() alone: the standard recipe (test_keras_api)
     model.fit(texts, labels, epochs=2, batch_size=16, verbose=0)
     assert isinstance(model.optimizer, LayerwiseAdamW)
     assert int(model.optimizer.iterations.numpy()) == 8
