@@ -108,11 +108,15 @@ class Kind:
     #: Whether its exported head reads each sequence's first position alone: the exports
     #: then compute only that position in the last block, and `head` gets it, `[B, H]`.
     first_position_head: bool = False
+    #: The dev metric that chooses the kept epoch where the task reports it (None, or a
+    #: metric the task lacks: the task's first metric).
+    selection_metric: str | None = None
 
     def __init__(self, task, splits: dict):
         self.task = task
         self.examples = splits
-        self.main_metric = task.metrics[0]
+        chosen = self.selection_metric
+        self.main_metric = chosen if chosen in task.metrics else task.metrics[0]
         self.selection = "dev"
 
     # -- the user's files -------------------------------------------------------------------

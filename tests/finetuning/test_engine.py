@@ -430,3 +430,30 @@ def test_tagging_scores_note_an_all_o_dev_and_forget_it_once_it_tags():
     )
     job.score(Tagger([["B-PER", "O", "O"], ["O"] * 2], 1.0), "dev")
     assert job.collapse("dev") is None
+
+
+def test_classification_keeps_the_epoch_of_best_dev_macro_f1_on_your_files(tmp_path):
+    """Your classification files keep the epoch of best dev macro F1 (issue 55's 5%-positive
+    study: three epochs at dev accuracy 0.95, the first predicting only the majority
+    class, and the accuracy tie kept it); a named task keeps its first metric."""
+    from electra_tf.datasets.tasks import Task, get_task
+    from electra_tf.tasks.kinds.classification import Classification
+
+    mine = Task("mine", "classification", ("negative", "positive"), ("text", None, "label"),
+                metrics=Classification.metrics)  # fmt: skip
+    assert Classification(mine, {}).main_metric == "macro_f1"
+    assert Classification(get_task("sst2"), {}).main_metric == "accuracy"
+
+    class Imbalanced(_ScriptedJob):
+        main_metric = Classification(mine, {}).main_metric
+
+        def score(self, model, split):
+            return dict(zip(("accuracy", "macro_f1"), next(self.scores), strict=True))
+
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    state = {"history": [], "best": None, "stopped": False}
+    scripted = Imbalanced([(0.95, 0.487), (0.95, 0.487), (0.95, 0.649)])
+    selection = EpochSelection(scripted, tmp_path, state, patience=0)
+    model.fit(np.ones((4, 3)), np.zeros((4, 1)), epochs=3, verbose=0, callbacks=[selection])
+    assert state["best"]["epoch"] == 3 and state["best"]["macro_f1"] == 0.649

@@ -15,6 +15,10 @@ __all__ = ["Classification"]
 class Classification(TextKind):
     """One label per text (or pair): cross-entropy, accuracy and macro F1.
 
+    The kept epoch is the one of best dev macro F1 (your files; a named task keeps its
+    own first metric): on imbalanced labels an epoch predicting only the majority class
+    ties on accuracy with a later one that finds the rare class, and the tie kept it.
+
     The SavedModel returns `label` (the name), `label_id`, `probabilities` and `logits`.
 
     >>> Classification.encode_targets(["1", "0"], [0, 1, "1"]).tolist()
@@ -25,6 +29,7 @@ class Classification(TextKind):
 
     name = "classification"
     metrics = ("accuracy", "macro_f1")
+    selection_metric = "macro_f1"
     priority = 30  # anything that no other kind claims
     claim_reason = "labels are names"
 
