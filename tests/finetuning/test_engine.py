@@ -90,11 +90,11 @@ def test_a_killed_run_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch)
         np.testing.assert_array_equal(x.numpy(), y.numpy())
     assert not list(seed_2.glob("epoch-*")) and not list(seed_2.glob(".epoch-*"))
     # The kept model is the best seed's best epoch on dev, and says so.
-    best = max(whole["runs"], key=lambda r: r["dev"]["accuracy"])
+    best = max(whole["runs"], key=lambda r: (r["dev"]["macro_f1"], -r["seed"]))
     info = json.loads((tmp_path / "whole" / "model" / "finetuned.json").read_text())
     assert (info["seed"], info["epoch"]) == (best["seed"], best["best_epoch"])
     assert (
-        info["labels"] == ["neg", "pos"] and "best dev accuracy of 2 seed(s)" in info["selected_by"]
+        info["labels"] == ["neg", "pos"] and "best dev macro_f1 of 2 seed(s)" in info["selected_by"]
     )
     assert info["metrics"]["dev"] == best["dev"]
     rows = [json.loads(line) for line in (tmp_path / "whole" / "predictions" / "dev.jsonl").open()]
