@@ -61,7 +61,7 @@ for label, prefix in ARMS[1:]:
         d = np.array([test(ours[s]) - test(T[s]) for s in paired])
         se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else float("nan")
         line += f"; paired diff (seeds {paired}) {' '.join(f'{x:+.3f}' for x in d)}, mean {d.mean():+.3f}, SE {se:.3f}"
-    bad = [s for s in sorted(ours) if ours[s].get("dev_collapsed", True) and not T.get(s, {}).get("dev_collapsed", False)]
+    bad = [s for s in sorted(ours) if ours[s].get("dev_collapsed", True) and s in T and not T[s].get("dev_collapsed", False)]
     line += f"; collapsed where T does not: seeds {bad}"
     if threshold is not None:
         verdict = "matches" if o.mean() >= threshold and not bad else "does not match"
