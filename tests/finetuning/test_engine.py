@@ -235,28 +235,29 @@ def _finished(tmp_path, run):
 def test_kill_9_of_the_kept_seed_resumes_to_the_uninterrupted_run(tmp_path):
     """A real SIGKILL of the seed that ends up kept, mid-epoch, while its epoch checkpoint is
     written, and between that checkpoint and its best weights; each killed run is resumed
-    first thing by the next fresh process (which then makes the next kill: 4 processes in a
-    chain; a one-layer encoder), and equals the uninterrupted one in weights, best epoch and
-    every score. The full form, with one process per run and per resume and two layers, is
+    first thing by the next fresh process (which then makes the next kill: 3 processes in a
+    chain; a one-layer encoder), the last one in this process, after the uninterrupted run
+    made here; each equals the uninterrupted one in weights, best epoch and every score. The
+    full form, with one process per run and per resume and two layers, is
     test_kill_9_of_the_kept_seed_resumes_in_its_own_process_to_the_uninterrupted_run."""
-    _files(tmp_path)
+    vocab, train, dev = _files(tmp_path)
+    _run(tmp_path, "whole", vocab, train, dev, "epochs=3", "seeds=2")
+    kept, scores, weights = _finished(tmp_path, "whole")
+    seed = kept["seed"]
+    epoch = next(s["best_epoch"] for s in scores if s["seed"] == seed)
     points = ("mid-epoch", "checkpoint", "before-best")
     runs = {point: f"killed-{point}" for point in points}
-    chain = ["whole", *runs.values()]
-    for i, point in enumerate(points):  # the uninterrupted run, or the last kill's resume, first
-        killed = _driver(tmp_path, f"{chain[i]},{runs[point]}", point, "kept", "kept", layers=1)
+    chain = [None, *runs.values()]
+    for i, point in enumerate(points):  # the last kill's resume first
+        names = ",".join(run for run in (chain[i], runs[point]) if run)
+        killed = _driver(tmp_path, names, point, seed, epoch, layers=1)
         assert killed.returncode == -9, (point, killed.stderr[-2000:])
-        if i == 0:
-            kept, scores, weights = _finished(tmp_path, "whole")
-            seed = kept["seed"]
-            epoch = next(s["best_epoch"] for s in scores if s["seed"] == seed)
         assert not (tmp_path / runs[point] / "results.json").exists()
         if point == "before-best":  # the checkpoint names a best epoch whose weights are not out
             folder = tmp_path / runs[point] / "seeds" / f"seed-{seed}"
             assert (folder / f"epoch-{epoch:04d}" / "record.json").exists()
             assert read_best_epoch(folder) != epoch
-    resumed = _driver(tmp_path, runs["before-best"], layers=1)
-    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    _run(tmp_path, runs["before-best"], vocab, train, dev, "epochs=3", "seeds=2")
     for point, run in runs.items():
         got_kept, got_scores, got_weights = _finished(tmp_path, run)
         assert (got_kept, got_scores) == (kept, scores), point
