@@ -1,9 +1,10 @@
 """Fine-tunes the toy question-answering files in its own process; kill -9s itself on request.
 
-Run as `python qa_kill_driver.py WORKDIR RUN POINT EPOCH`: the toy SQuAD files in WORKDIR
-(written by the test), the run folder WORKDIR/RUN (several, comma-separated, run one after
-another in this process; the kill is set up for the last one only, once the ones before it
-have finished or resumed). POINT is where SIGKILL hits in EPOCH:
+Run as `python qa_kill_driver.py WORKDIR RUN POINT EPOCH [LAYERS]`: the toy SQuAD files in
+WORKDIR (written by the test), the run folder WORKDIR/RUN (several, comma-separated, run one
+after another in this process; the kill is set up for the last one only, once the ones before
+it have finished or resumed); LAYERS: the scratch encoder's, 2 unless given. POINT is where
+SIGKILL hits in EPOCH:
 
 - `none`: never (the uninterrupted run, or a resume);
 - `mid-epoch`: after the epoch's second batch;
@@ -19,7 +20,7 @@ from pathlib import Path
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for helpers
 
-from helpers import scratch_init  # noqa: E402
+from helpers import scratch_init, scratch_init_one_layer  # noqa: E402
 
 from electra_tf.finetuning import engine, user_task  # noqa: E402
 
@@ -40,10 +41,27 @@ def _finetune(workdir, name):
     )  # fmt: skip
 
 
-def main(workdir, run, point, epoch):
-    workdir, epoch = Path(workdir), int(epoch)
+def _scratch(workdir, layers):
+    """The from-scratch initialization of the toy's vocabulary, of `layers` (1 or 2) layers."""
     size = len((workdir / "vocab.txt").read_text().splitlines())
-    init = scratch_init(size, workdir / "vocab.txt")
+    make_init = scratch_init_one_layer if int(layers) == 1 else scratch_init
+    return make_init(size, workdir / "vocab.txt")
+
+
+def finetune_in_this_process(workdir, name, layers=2):
+    """Fine-tunes (or resumes) WORKDIR/NAME as this driver does, in the caller's process."""
+    workdir, init = Path(workdir), _scratch(Path(workdir), layers)
+    original = user_task.load_initialization
+    user_task.load_initialization = lambda spec, vocab_file=None: init
+    try:
+        _finetune(workdir, name)
+    finally:
+        user_task.load_initialization = original
+
+
+def main(workdir, run, point, epoch, layers="2"):
+    workdir, epoch = Path(workdir), int(epoch)
+    init = _scratch(workdir, layers)
     user_task.load_initialization = lambda spec, vocab_file=None: init
     *before, last = run.split(",")
     for name in before:

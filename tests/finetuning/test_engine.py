@@ -58,9 +58,18 @@ class Killed(Exception):
     """Stands for kill -9 right after a checkpoint was published."""
 
 
-def test_a_killed_run_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def whole_run(tmp_path_factory):
+    """The toy files' uninterrupted run (one layer, 3 epochs, 2 seeds), made once for the
+    tests that kill and resume runs of the same request: (its folder, its report)."""
+    workdir = tmp_path_factory.mktemp("whole")
+    vocab, train, dev = _files(workdir)
+    return workdir / "whole", _run(workdir, "whole", vocab, train, dev, "epochs=3", "seeds=2")
+
+
+def test_a_killed_run_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch, whole_run):
     vocab, train, dev = _files(tmp_path)
-    whole = _run(tmp_path, "whole", vocab, train, dev, "epochs=4", "seeds=2")
+    whole_dir, whole = whole_run
     write_epoch = EpochSelection._write_epoch
 
     def write_then_die(self, epoch):
@@ -72,32 +81,32 @@ def test_a_killed_run_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch)
 
     monkeypatch.setattr(EpochSelection, "_write_epoch", write_then_die)
     with pytest.raises(Killed):
-        _run(tmp_path, "killed", vocab, train, dev, "epochs=4", "seeds=2")
+        _run(tmp_path, "killed", vocab, train, dev, "epochs=3", "seeds=2")
     seed_2 = tmp_path / "killed" / "seeds" / "seed-2"
     assert (seed_2 / "epoch-0002" / "record.json").exists()
     assert not (tmp_path / "killed" / "results.json").exists()
     monkeypatch.setattr(EpochSelection, "_write_epoch", write_epoch)
     lines = []
     resumed = _run(
-        tmp_path, "killed", vocab, train, dev, "epochs=4", "seeds=2", progress=lines.append
+        tmp_path, "killed", vocab, train, dev, "epochs=3", "seeds=2", progress=lines.append
     )
     assert any("resuming after epoch 2" in line for line in lines)
     assert [r["history"] for r in resumed["runs"]] == [r["history"] for r in whole["runs"]]
     assert resumed["kept"] == whole["kept"]
-    a, _ = load_finetuned(tmp_path / "whole")
+    a, _ = load_finetuned(whole_dir)
     b, _ = load_finetuned(tmp_path / "killed")
     for x, y in zip(a.weights, b.weights):
         np.testing.assert_array_equal(x.numpy(), y.numpy())
     assert not list(seed_2.glob("epoch-*")) and not list(seed_2.glob(".epoch-*"))
     # The kept model is the best seed's best epoch on dev, and says so.
     best = max(whole["runs"], key=lambda r: (r["dev"]["macro_f1"], -r["seed"]))
-    info = json.loads((tmp_path / "whole" / "model" / "finetuned.json").read_text())
+    info = json.loads((whole_dir / "model" / "finetuned.json").read_text())
     assert (info["seed"], info["epoch"]) == (best["seed"], best["best_epoch"])
     assert (
         info["labels"] == ["neg", "pos"] and "best dev macro_f1 of 2 seed(s)" in info["selected_by"]
     )
     assert info["metrics"]["dev"] == best["dev"]
-    rows = [json.loads(line) for line in (tmp_path / "whole" / "predictions" / "dev.jsonl").open()]
+    rows = [json.loads(line) for line in (whole_dir / "predictions" / "dev.jsonl").open()]
     assert len(rows) == 30 and {"text", "label", "probabilities", "gold"} <= set(rows[0])
     right = np.mean([row["label"] == row["gold"] for row in rows])
     assert right == pytest.approx(best["dev"]["accuracy"])
@@ -232,31 +241,31 @@ def _finished(tmp_path, run):
     return results["kept"], scores, [w.numpy() for w in model.weights]
 
 
-def test_kill_9_of_the_kept_seed_resumes_to_the_uninterrupted_run(tmp_path):
+def test_kill_9_of_the_kept_seed_resumes_to_the_uninterrupted_run(tmp_path, whole_run):
     """A real SIGKILL of the seed that ends up kept, mid-epoch, while its epoch checkpoint is
     written, and between that checkpoint and its best weights; each killed run is resumed
-    first thing by the next fresh process (which then makes the next kill: 4 processes in a
-    chain; a one-layer encoder), and equals the uninterrupted one in weights, best epoch and
-    every score. The full form, with one process per run and per resume and two layers, is
+    first thing by the next fresh process (which then makes the next kill: 3 processes in a
+    chain; a one-layer encoder), the last one in this process; each equals the uninterrupted
+    one (`whole_run`, made in this process) in weights, best epoch and every score. The
+    full form, with one process per run and per resume and two layers, is
     test_kill_9_of_the_kept_seed_resumes_in_its_own_process_to_the_uninterrupted_run."""
-    _files(tmp_path)
+    vocab, train, dev = _files(tmp_path)
+    kept, scores, weights = _finished(whole_run[0].parent, "whole")
+    seed = kept["seed"]
+    epoch = next(s["best_epoch"] for s in scores if s["seed"] == seed)
     points = ("mid-epoch", "checkpoint", "before-best")
     runs = {point: f"killed-{point}" for point in points}
-    chain = ["whole", *runs.values()]
-    for i, point in enumerate(points):  # the uninterrupted run, or the last kill's resume, first
-        killed = _driver(tmp_path, f"{chain[i]},{runs[point]}", point, "kept", "kept", layers=1)
+    chain = [None, *runs.values()]
+    for i, point in enumerate(points):  # the last kill's resume first
+        names = ",".join(run for run in (chain[i], runs[point]) if run)
+        killed = _driver(tmp_path, names, point, seed, epoch, layers=1)
         assert killed.returncode == -9, (point, killed.stderr[-2000:])
-        if i == 0:
-            kept, scores, weights = _finished(tmp_path, "whole")
-            seed = kept["seed"]
-            epoch = next(s["best_epoch"] for s in scores if s["seed"] == seed)
         assert not (tmp_path / runs[point] / "results.json").exists()
         if point == "before-best":  # the checkpoint names a best epoch whose weights are not out
             folder = tmp_path / runs[point] / "seeds" / f"seed-{seed}"
             assert (folder / f"epoch-{epoch:04d}" / "record.json").exists()
             assert read_best_epoch(folder) != epoch
-    resumed = _driver(tmp_path, runs["before-best"], layers=1)
-    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    _run(tmp_path, runs["before-best"], vocab, train, dev, "epochs=3", "seeds=2")
     for point, run in runs.items():
         got_kept, got_scores, got_weights = _finished(tmp_path, run)
         assert (got_kept, got_scores) == (kept, scores), point

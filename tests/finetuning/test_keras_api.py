@@ -34,16 +34,31 @@ print(json.dumps([type(model).__name__, model.labels,
 """
 
 
+# Keras imported after, before, or by TensorFlow's own import (which imports Keras).
+_ORDERS = ("import electra_tf\nimport keras", "import keras\nimport electra_tf",
+           "import electra_tf\nimport tensorflow\nimport keras")  # fmt: skip
+
+
 def test_import_electra_tf_alone_lets_keras_load_a_saved_task_model(tmp_path):
+    """One fresh process, electra_tf imported first; the full form, one process for each
+    import order, is test_import_electra_tf_alone_lets_keras_load_a_saved_task_model_any_order."""
+    _load_in_fresh_processes(tmp_path, _ORDERS[:1])
+
+
+@pytest.mark.slow
+def test_import_electra_tf_alone_lets_keras_load_a_saved_task_model_any_order(tmp_path):
+    _load_in_fresh_processes(tmp_path, _ORDERS)
+
+
+def _load_in_fresh_processes(tmp_path, orders):
+    """A saved classifier loads with `keras.saving.load_model` and predicts as saved, in a
+    fresh process for each import order in `orders`."""
     # Case 8: load_model failed until electra_tf.tasks.registry.load_kinds() was called.
     keras.utils.set_random_seed(0)
     model = _classifier(labels=["neg", "pos"])
     saved = model.predict(["good movie", "the plot was bad"])
     model.save(tmp_path / "m.keras")
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
-    # Keras imported after, before, or by TensorFlow's own import (which imports Keras).
-    orders = ("import electra_tf\nimport keras", "import keras\nimport electra_tf",
-              "import electra_tf\nimport tensorflow\nimport keras")  # fmt: skip
     argv = [[sys.executable, "-c", _LOAD.format(first=first), str(tmp_path / "m.keras")]
             for first in orders]  # fmt: skip
     children = [subprocess.Popen(a, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

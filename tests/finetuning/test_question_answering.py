@@ -403,7 +403,25 @@ def test_finetune_files_trains_scores_and_predicts_question_answering(tmp_path):
             np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-6)
 
 
+#: (version_2, threshold, joint_end) of the SavedModel checks: SQuAD 1.1, 2.0, the joint head.
+SAVEDMODEL_CASES = ((False, 0.0, False), (True, 0.002, False), (False, 0.0, True))
+
+
 def test_the_savedmodel_answers_as_the_keras_model_over_windows_and_unicode(tmp_path):
+    """One export, SQuAD 1.1 with the joint end head (SQuAD 2.0 with the plain head is
+    exported and answers as the Keras model in
+    test_finetune_files_trains_scores_and_predicts_question_answering and in test_squad.py's
+    squad2 export); the full form, an export for each of the three, is
+    test_the_savedmodel_answers_as_the_keras_model_over_windows_and_unicode_in_every_case."""
+    _savedmodel_answers_as_keras(tmp_path, SAVEDMODEL_CASES[2:])
+
+
+@pytest.mark.slow
+def test_the_savedmodel_answers_as_the_keras_model_over_windows_and_unicode_in_every_case(tmp_path):
+    _savedmodel_answers_as_keras(tmp_path, SAVEDMODEL_CASES)
+
+
+def _savedmodel_answers_as_keras(tmp_path, cases):
     """The in-graph windows, candidate search, offsets and stripping equal the Python path
     on random questions and contexts (several windows each, punctuation, non-ASCII words,
     empty contexts), for SQuAD 1.1 and 2.0 and the joint end head; the graph's ops are TF
@@ -434,8 +452,7 @@ def test_the_savedmodel_answers_as_the_keras_model_over_windows_and_unicode(tmp_
     # Contexts shorter than their (7-word) question, and CJK without spaces.
     questions += ["who does ada live where the food"] * 3 + ["where is 東京"]
     contexts += ["rome", "😀", "Zürich.", "東京は首都 東京は首都 rome 東京は首都"]
-    for version_2, threshold, joint in ((False, 0.0, False), (True, 0.002, False),
-                                        (False, 0.0, True)):  # fmt: skip
+    for version_2, threshold, joint in cases:
         keras.utils.set_random_seed(int(version_2) + int(joint))
         encoder = ElectraEncoder(vocabulary_size=len(tokens), num_layers=1, hidden_dim=16,
             embedding_dim=16, num_heads=2, intermediate_dim=32, max_sequence_length=32)  # fmt: skip
@@ -468,10 +485,10 @@ def test_the_savedmodel_answers_as_the_keras_model_over_windows_and_unicode(tmp_
     assert not missing, missing
 
 
-def _qa_driver(tmp_path, run, point="none", epoch=0):
+def _qa_driver(tmp_path, run, point="none", epoch=0, layers=2):
     driver = os.path.join(os.path.dirname(__file__), "qa_kill_driver.py")
     env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.dirname(driver)))}
-    args = [sys.executable, driver, str(tmp_path), run, point, str(epoch)]
+    args = [sys.executable, driver, str(tmp_path), run, point, str(epoch), str(layers)]
     return subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
 
 
@@ -501,23 +518,26 @@ def _qa_same_as_whole(tmp_path, runs, scores, threshold, weights):
 def test_kill_9_of_a_question_answering_run_resumes_to_the_uninterrupted_run(tmp_path):
     """A real SIGKILL mid-epoch, and between an epoch's checkpoint (which holds the no-answer
     threshold chosen on dev) and its best weights; each resumed run equals the uninterrupted
-    one in weights, threshold, best epoch and every dev score. Three processes in a chain:
-    the uninterrupted run then the mid-epoch kill; that run's resume (first thing in a fresh
-    process) then the second kill; its resume. The full form, with a process per run and one
-    more resuming both, is
+    one in weights, threshold, best epoch and every dev score. Two fresh processes, one per
+    kill: the mid-epoch kill; that run's resume (first thing) then the second kill. The
+    uninterrupted run and the last resume run in this process; a one-layer encoder. The full
+    form, with a process per run and one more resuming both, and two layers, is
     test_kill_9_of_a_question_answering_run_resumes_in_separate_processes."""
+    from qa_kill_driver import finetune_in_this_process
+
     _qa_files(tmp_path)
-    killed = _qa_driver(tmp_path, "whole,killed-mid-epoch", "mid-epoch", 2)
-    assert killed.returncode == -9, killed.stderr[-2000:]
+    finetune_in_this_process(tmp_path, "whole", layers=1)
     scores, threshold, weights = _qa_finished(tmp_path, "whole")
     assert scores["dev"]["f1"] > 50 and "threshold" in scores["dev"]
+    killed = _qa_driver(tmp_path, "killed-mid-epoch", "mid-epoch", 2, layers=1)
+    assert killed.returncode == -9, killed.stderr[-2000:]
     assert not (tmp_path / "killed-mid-epoch" / "results.json").exists()
     best = scores["best_epoch"]
-    killed = _qa_driver(tmp_path, "killed-mid-epoch,killed-before-best", "before-best", best)
+    chain = "killed-mid-epoch,killed-before-best"
+    killed = _qa_driver(tmp_path, chain, "before-best", best, layers=1)
     assert killed.returncode == -9, killed.stderr[-2000:]
     assert not (tmp_path / "killed-before-best" / "results.json").exists()
-    resumed = _qa_driver(tmp_path, "killed-before-best")
-    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    finetune_in_this_process(tmp_path, "killed-before-best", layers=1)
     runs = ("killed-mid-epoch", "killed-before-best")
     _qa_same_as_whole(tmp_path, runs, scores, threshold, weights)
 
@@ -543,9 +563,23 @@ def test_kill_9_of_a_question_answering_run_resumes_in_separate_processes(tmp_pa
     _qa_same_as_whole(tmp_path, runs, scores, threshold, weights)
 
 
+def test_the_joint_end_head_trains_from_files_and_keeps(tmp_path):
+    """The same run and kept model, without the export: a joint-end model's SavedModel
+    answering as the Keras model is checked in
+    test_the_savedmodel_answers_as_the_keras_model_over_windows_and_unicode, `export` of a
+    run folder in test_finetune_files_trains_scores_and_predicts_question_answering; the full
+    form is test_the_joint_end_head_trains_from_files_keeps_and_exports."""
+    _joint_end_run(tmp_path, export=False)
+
+
+@pytest.mark.slow
 def test_the_joint_end_head_trains_from_files_keeps_and_exports(tmp_path):
+    _joint_end_run(tmp_path, export=True)
+
+
+def _joint_end_run(tmp_path, export):
     """`--joint-end`: the end scored given the start, through the engine (trained with the true
-    start), the kept model and its SavedModel, which answer alike."""
+    start), the kept model and (`export`) its SavedModel, which answer alike."""
     import tensorflow as tf
 
     from electra_tf.finetuning import user_task
@@ -576,6 +610,8 @@ def test_the_joint_end_head_trains_from_files_keeps_and_exports(tmp_path):
     kept = open_predictor(tmp_path / "run")(questions, contexts)
     golds = [[r["answers"]] if r["answers"] else [] for r in rows]
     assert all(squad_f1(k["answer"], g) == 1.0 for k, g in zip(kept, golds, strict=True))
+    if not export:
+        return
     from electra_tf.cli import main
 
     assert main(["export", "--checkpoint", str(tmp_path / "run"), "--out",

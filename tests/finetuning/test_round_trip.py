@@ -197,12 +197,15 @@ ROTATED = {"classification": ".csv", "multi_label": ".tsv", "regression": ".json
 
 
 def test_every_kind_round_trips_through_fresh_processes(tmp_path):
-    """One rotated layout per kind, one-layer encoders; the full form (every layout, the
-    two-layer toy encoder) is test_every_kind_round_trips_every_layout_through_fresh_processes."""
+    """One rotated layout per kind, one-layer encoders, exported here and ONE fresh process
+    (the raw serving_default first, then --init and predict); the full form (every layout,
+    the two-layer toy encoder, the export and the raw serving each in a fresh process) is
+    test_every_kind_round_trips_every_layout_through_fresh_processes."""
     _round_trip(
         tmp_path,
         lambda kind, files: {ROTATED[kind]: files[ROTATED[kind]]},
         make_init=scratch_init_one_layer,
+        one_child=True,
     )
 
 
@@ -211,10 +214,20 @@ def test_every_kind_round_trips_every_layout_through_fresh_processes(tmp_path):
     _round_trip(tmp_path, lambda kind, files: files)
 
 
-def _round_trip(tmp_path, layouts, make_init=scratch_init):
+def _raw_job(spec):
+    """[the export's newest version folder, texts, pairs] for the raw serving loop."""
+    versions = sorted(Path(spec["export"]).glob("*/*/saved_model.pb"))
+    return [str(versions[-1].parent), TEXTS, spec["pairs"]]
+
+
+def _round_trip(tmp_path, layouts, make_init=scratch_init, one_child=False):
     """Fine-tune each kind, then (one fresh process) --init, export and predict on the run and
     on the export with the file layouts `layouts(kind, files)` keeps and command-line texts; all
-    agree with the first layout's rows on the run, and with the raw serving signature."""
+    agree with the first layout's rows on the run, and with the raw serving signature (another
+    fresh process). `one_child`: export here, and serve raw in the same fresh process, first,
+    before it imports electra_tf."""
+    from electra_tf.cli import main
+
     vocab = write_vocabulary(list(SPECIAL_TOKENS) + WORDS, tmp_path / "vocab.txt")
     # Question answering reads other inputs: its round trip is in test_question_answering.py.
     kinds = [k for k in kind_names(from_files=True) if k != "question_answering"]
@@ -232,13 +245,24 @@ def _round_trip(tmp_path, layouts, make_init=scratch_init):
             else None,
             "workdir": str(folder),
         }
+        if one_child:
+            assert main(["export", "--checkpoint", run, "--out", plan[run]["export"]]) == 0
+            plan[run]["exported"] = True
         expected[run] = kind
     plan_file = tmp_path / "plan.json"
     plan_file.write_text(json.dumps(plan))
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
     child = Path(__file__).with_name("round_trip_child.py")
-    done = subprocess.run([sys.executable, str(child), str(plan_file)], capture_output=True,
-                          text=True, env=env, timeout=900)  # fmt: skip
+    argv = [sys.executable, str(child), str(plan_file)]
+    if one_child:
+        raw = {
+            "loop": RAW_LOOP,
+            "script": _raw_script(),
+            "jobs": [_raw_job(s) for s in plan.values()],
+        }
+        (tmp_path / "raw.json").write_text(json.dumps(raw))
+        argv.append(str(tmp_path / "raw.json"))
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads(done.stdout.strip().splitlines()[-1])
     jobs = []
@@ -258,10 +282,10 @@ def _round_trip(tmp_path, layouts, make_init=scratch_init):
         if kind == "tagging":
             assert all(len(r["probabilities"]) == len(r["tags"]) for r in reference)
             assert all(r["words_cut"] == 0 for r in reference)
-        versions = sorted(Path(export).glob("*/*/saved_model.pb"))
-        jobs.append([str(versions[-1].parent), TEXTS, plan[run]["pairs"]])
+        jobs.append(_raw_job(plan[run]))
     # Every export's raw serving_default, in one process without electra_tf.
-    for (run, kind), raw in zip(expected.items(), _raw_serving(jobs, tmp_path), strict=True):
+    served = results["raw"] if one_child else _raw_serving(jobs, tmp_path)
+    for (run, kind), raw in zip(expected.items(), served, strict=True):
         reference = results[run][f"{run}|{next(iter(plan[run]['files']))}"]
         for a, b in zip(reference, raw, strict=True):
             if kind == "classification":

@@ -45,6 +45,27 @@ def _classifier(**kwargs):
 
 
 def test_a_classifier_learns_from_strings_and_round_trips_through_a_keras_file(tmp_path):
+    """Its SavedModel served in this process (a classifier's export served in a process
+    without electra_tf: test_round_trip.py); the full form, served in a fresh process, is
+    test_a_classifier_learns_from_strings_and_round_trips_through_a_fresh_process."""
+    _learns_and_round_trips(tmp_path, fresh_process=False)
+
+
+@pytest.mark.slow
+def test_a_classifier_learns_from_strings_and_round_trips_through_a_fresh_process(tmp_path):
+    _learns_and_round_trips(tmp_path, fresh_process=True)
+
+
+def _serve_here(folder, texts):
+    """Per text, the export's `serving_default` label, served in this process."""
+    served = tf.saved_model.load(str(folder)).signatures["serving_default"]
+    labels = served(text=tf.constant(texts))["label"].numpy()
+    return [{"text": t, "label": label.decode()} for t, label in zip(texts, labels, strict=True)]
+
+
+def _learns_and_round_trips(tmp_path, fresh_process):
+    """Learns from strings; predicts in input order; a keras file, its SavedModel (in a fresh
+    process, or this one) and a loaded model training on."""
     keras.utils.set_random_seed(0)
     texts, labels = _reviews(320, 0)
     dev_texts, dev_labels = _reviews(100, 1)
@@ -70,7 +91,8 @@ def test_a_classifier_learns_from_strings_and_round_trips_through_a_keras_file(t
 
     info = {"kind": "classification", "labels": loaded.labels, "pair": False}
     folder = export_finetuned(loaded, info, tmp_path / "serving", model_name="reviews")
-    served = classify_in_fresh_process(folder, dev_texts[:5])
+    serve = classify_in_fresh_process if fresh_process else _serve_here
+    served = serve(folder, dev_texts[:5])
     assert [row["label"] for row in served] == predicted[:5]
     # A loaded model trains on.
     loaded.compile(optimizer=keras.optimizers.Adam(1e-3))
