@@ -81,7 +81,8 @@ def test_the_summary_pairs_rounds_against_onnxruntime_int8():
     assert lines["onnxruntime_int8"]["labels_as_saved_model"] == [2, 3]
 
 
-def test_bench_serving_runs_every_runtime_on_a_toy_run(toy_run, tmp_path, capsys):
+def _bench_serving(toy_run, tmp_path, capsys):
+    """`electra-tf bench serving --run` on the toy run: (its records, its build line)."""
     from electra_tf.cli import main
 
     out = tmp_path / "records.jsonl"
@@ -90,7 +91,10 @@ def test_bench_serving_runs_every_runtime_on_a_toy_run(toy_run, tmp_path, capsys
              "--warmup", "1", "--out", str(out)]  # fmt: skip
     assert main(flags) == 0
     records = [json.loads(line) for line in out.read_text().splitlines()]
-    build = json.loads(capsys.readouterr().out.splitlines()[0])
+    return records, json.loads(capsys.readouterr().out.splitlines()[0])
+
+
+def _every_runtime_ran(records, build):
     assert build["torch_vs_keras_max_abs"] < 1e-5 and build["model.onnx_vs_keras_max_abs"] < 1e-4
     runs = {r["impl"]: r for r in records if r["kind"] == "serving_task"}
     assert sorted(runs) == sorted(task_serving.IMPLS), records
@@ -98,3 +102,38 @@ def test_bench_serving_runs_every_runtime_on_a_toy_run(toy_run, tmp_path, capsys
     summary = {r["impl"]: r for r in records if r["kind"] == "serving_task_summary"}
     for impl in ("litert", "onnxruntime", "pipeline"):  # float32: the same labels as ours
         assert summary[impl]["labels_as_saved_model"] == [16, 16]
+
+
+def _launch_in_this_process(command, timeout):
+    """`peers.interleave`'s launch without the process: the child's `run_once` (its
+    `python -m electra_tf.bench.task_serving FIELDS ROUND` arguments), called here."""
+    assert command[1:3] == ["-m", "electra_tf.bench.task_serving"], command
+    options = task_serving.TaskServingOptions(**json.loads(command[3]))
+    return 0, json.dumps(task_serving.run_once(options, int(command[4]))), ""
+
+
+def test_bench_serving_runs_every_runtime_on_a_toy_run(toy_run, tmp_path, capsys, monkeypatch):
+    """Every runtime built, run, recorded and summarized by the CLI, each runtime's
+    `run_once` called in this process in place of its child (the threads are this process's
+    already: their setters are recorded, not called). The full form, each runtime in its own
+    process: `test_bench_serving_runs_every_runtime_on_a_toy_run_in_processes`."""
+    import functools
+
+    import tensorflow as tf
+
+    from electra_tf.bench import peers
+
+    threads = []
+    for name in ("intra_op", "inter_op"):
+        setter = f"set_{name}_parallelism_threads"
+        monkeypatch.setattr(tf.config.threading, setter, lambda n, name=name: threads.append(n))
+    monkeypatch.setattr(torch, "set_num_threads", lambda n: threads.append(n))
+    launch = functools.partial(peers.interleave, launch=_launch_in_this_process)
+    monkeypatch.setattr(peers, "interleave", launch)
+    _every_runtime_ran(*_bench_serving(toy_run, tmp_path, capsys))
+    assert threads and set(threads) <= {1, 2}  # --threads 2 (default), inter-op 1
+
+
+@pytest.mark.slow
+def test_bench_serving_runs_every_runtime_on_a_toy_run_in_processes(toy_run, tmp_path, capsys):
+    _every_runtime_ran(*_bench_serving(toy_run, tmp_path, capsys))

@@ -1,7 +1,12 @@
 """A consumer of a fine-tuned model's SavedModel in a fresh process that never imports electra_tf.
 
-Usage: python load_task_serving.py VERSION_DIR INPUTS.npz OUTPUTS.npz
+Usage: python load_task_serving.py [--not-core OPS.txt NOT_CORE.txt] VERSION_DIR INPUTS.npz
+OUTPUTS.npz [VERSION_DIR INPUTS.npz OUTPUTS.npz ...]
 
+One process serves every triple in turn (one TensorFlow import for several exports).
+`--not-core` first writes to NOT_CORE.txt the op names of OPS.txt (one a line) that core
+TensorFlow does not register, asked before tensorflow_text is imported (what
+`serving_ops.ops_missing_from_tf_text_2_12_1`'s probe process asks).
 INPUTS holds `texts` (and `text_pairs` for pair models), id arrays `input_word_ids`,
 `input_mask`, `input_type_ids`, and `examples` (serialized tf.Examples, base64). OUTPUTS gets
 every output of serving_default (`text/...`), serve (`ids/...`) and serve_examples
@@ -13,14 +18,17 @@ import sys
 
 import numpy as np
 import tensorflow as tf
-import tensorflow_text  # noqa: F401 - the text signature's ops
+from tensorflow.python.framework import op_def_registry
 
-assert "electra_tf" not in sys.modules
-folder, inputs_path, outputs_path = sys.argv[1:4]
-inputs = np.load(inputs_path)
-loaded = tf.saved_model.load(folder)
-assert "electra_tf" not in sys.modules
-results = {}
+arguments = sys.argv[1:]
+if arguments[:1] == ["--not-core"]:
+    _, ops_path, not_core_path, *arguments = arguments
+    with open(ops_path) as handle:
+        names = handle.read().split()
+    with open(not_core_path, "w") as handle:
+        handle.write("\n".join(n for n in names if op_def_registry.get(n) is None))
+
+import tensorflow_text  # noqa: E402, F401 - the text signature's ops
 
 
 def plain(value):
@@ -31,24 +39,35 @@ def plain(value):
     return array
 
 
-text = {"text": tf.constant([str(t) for t in inputs["texts"]])}
-if "text_pairs" in inputs:
-    text["text_pair"] = tf.constant([str(t) for t in inputs["text_pairs"]])
-for key, value in loaded.signatures["serving_default"](**text).items():
-    results[f"text/{key}"] = plain(value)
-ids = {
-    name: tf.constant(inputs[name]) for name in ("input_word_ids", "input_mask", "input_type_ids")
-}
-for key, value in loaded.signatures["serve"](**ids).items():
-    results[f"ids/{key}"] = plain(value)
-serialized = [base64.b64decode(str(row)) for row in inputs["examples"]]
-examples = loaded.signatures["serve_examples"](examples=tf.constant(serialized))
-for key, value in examples.items():
-    results[f"examples/{key}"] = plain(value)
-bad = dict(ids, input_mask=ids["input_mask"] * 2)
-try:
-    loaded.signatures["serve"](**bad)
-    results["error/bad_mask"] = np.array("no error")
-except tf.errors.InvalidArgumentError as error:
-    results["error/bad_mask"] = np.array(error.message)
-np.savez(outputs_path, **results)
+def consume(folder, inputs_path, outputs_path):
+    """Every signature of the SavedModel `folder` on INPUTS, written to OUTPUTS."""
+    inputs = np.load(inputs_path)
+    loaded = tf.saved_model.load(folder)
+    assert "electra_tf" not in sys.modules
+    results = {}
+    text = {"text": tf.constant([str(t) for t in inputs["texts"]])}
+    if "text_pairs" in inputs:
+        text["text_pair"] = tf.constant([str(t) for t in inputs["text_pairs"]])
+    for key, value in loaded.signatures["serving_default"](**text).items():
+        results[f"text/{key}"] = plain(value)
+    names = ("input_word_ids", "input_mask", "input_type_ids")
+    ids = {name: tf.constant(inputs[name]) for name in names}
+    for key, value in loaded.signatures["serve"](**ids).items():
+        results[f"ids/{key}"] = plain(value)
+    serialized = [base64.b64decode(str(row)) for row in inputs["examples"]]
+    examples = loaded.signatures["serve_examples"](examples=tf.constant(serialized))
+    for key, value in examples.items():
+        results[f"examples/{key}"] = plain(value)
+    bad = dict(ids, input_mask=ids["input_mask"] * 2)
+    try:
+        loaded.signatures["serve"](**bad)
+        results["error/bad_mask"] = np.array("no error")
+    except tf.errors.InvalidArgumentError as error:
+        results["error/bad_mask"] = np.array(error.message)
+    np.savez(outputs_path, **results)
+
+
+assert "electra_tf" not in sys.modules
+assert arguments and len(arguments) % 3 == 0, __doc__
+for start in range(0, len(arguments), 3):
+    consume(*arguments[start : start + 3])

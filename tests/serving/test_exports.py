@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from helpers import TESTS, tiny_config
-from serving_ops import graph_ops, ops_missing_from_tf_text_2_12_1
+from serving_ops import graph_ops, ops_missing_of_not_core
 
 from electra_tf.data.inputs import pack_inputs
 from electra_tf.data.tokenizer import ElectraTokenizer
@@ -69,45 +69,57 @@ def _inputs(model, batch=3, length=12, seed=0):
     return ids, mask, types
 
 
-def _consume(script, target, inputs, tmp_path):
-    np.savez(tmp_path / "inputs.npz", **inputs)
+def _serving_inputs(model):
+    ids, mask, types = _inputs(model)
+    return {"input_word_ids": ids, "input_mask": mask, "input_type_ids": types,
+            "texts": np.array(TEXTS), "texts_b": np.array(TEXTS_B), "too_long": 40}  # fmt: skip
+
+
+def _hub_inputs(model):
+    ids, mask, types = _inputs(model, batch=2)
+    rng = np.random.default_rng(1)
+    train_ids = rng.integers(5, model.config.model.vocabulary_size, size=(32, 10)).astype(np.int32)
+    labels = (train_ids[:, 1] % 2).astype(np.int32)
+    train_ids[:, 0], train_ids[:, -1] = 2, 3
+    return {"input_word_ids": ids, "input_mask": mask, "input_type_ids": types,
+            "masked_lm_positions": np.array([[1, 2], [3, 4]], np.int32),
+            "texts": np.array(TEXTS), "train_ids": train_ids,
+            "train_mask": np.ones_like(train_ids), "labels": labels}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def consumed(exported, tmp_path_factory):
+    """ONE fresh process that never imports electra_tf (tests/consumers/run_consumers.py):
+    it probes which ops of the serving and preprocessor graphs core TensorFlow lacks, then
+    runs load_hub.py on the hub pair and load_serving.py on the serving export:
+    {"hub": outputs, "serving": outputs, "not_core": [op]}."""
+    work = tmp_path_factory.mktemp("consumed")
+    model = exported["model"]
+    ops = graph_ops(exported["serving"]) | graph_ops(exported["hub"] / "preprocessor")
+    (work / "ops.txt").write_text("\n".join(sorted(ops)))
+    command = [sys.executable, str(CONSUMERS / "run_consumers.py"), "--not-core"]
+    command += [str(work / "ops.txt"), str(work / "not_core.txt")]
+    for name, script, inputs in (
+        ("hub", "load_hub.py", _hub_inputs(model)),
+        ("serving", "load_serving.py", _serving_inputs(model)),
+    ):
+        np.savez(work / f"inputs-{name}.npz", **inputs)
+        command += ["--", str(CONSUMERS / script), str(exported[name])]
+        command += [str(work / f"inputs-{name}.npz"), str(work / f"out-{name}.npz")]
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     env.pop("PYTHONPATH", None)
-    result = subprocess.run(
-        [
-            sys.executable,
-            str(CONSUMERS / script),
-            str(target),
-            str(tmp_path / "inputs.npz"),
-            str(tmp_path / "outputs.npz"),
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-    )
+    result = subprocess.run(command, capture_output=True, text=True, env=env, cwd=work)
     assert result.returncode == 0, result.stderr[-3000:]
-    return dict(np.load(tmp_path / "outputs.npz"))
+    found = {name: dict(np.load(work / f"out-{name}.npz")) for name in ("hub", "serving")}
+    return {**found, "not_core": (work / "not_core.txt").read_text().split()}
 
 
-def test_tf_serving_layout_and_clean_signatures(exported):
+def _clean_signatures(exported, shown):
+    """The TF Serving layout, and `saved_model_cli show --all`'s output `shown`: every
+    signature there, no init op in serving_default, each encoder weight stored once."""
     version = exported["serving"]
     assert version.parts[-2:] == ("tiny", "3")
     assert (version / "saved_model.pb").exists() and (version / "assets" / "vocab.txt").exists()
-    shown = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "tensorflow.python.tools.saved_model_cli",
-            "show",
-            "--all",
-            "--dir",
-            str(version),
-        ],
-        capture_output=True,
-        text=True,
-    )
-    assert shown.returncode == 0, shown.stderr[-2000:]
     for name in (
         "serving_default",
         "serve_text",
@@ -118,8 +130,8 @@ def test_tf_serving_layout_and_clean_signatures(exported):
         "sequence_output",
         "text_a",
     ):
-        assert name in shown.stdout
-    assert "__saved_model_init_op" not in shown.stdout.split("signature_def['serving_default']")[1]
+        assert name in shown
+    assert "__saved_model_init_op" not in shown.split("signature_def['serving_default']")[1]
     # Each encoder weight is stored once, under `encoder_weights/<i>` (not also under the
     # discriminator's own path): the export is not twice the model's size.
     stored = dict(tf.train.list_variables(str(version / "variables" / "variables")))
@@ -134,6 +146,41 @@ def test_tf_serving_layout_and_clean_signatures(exported):
     )
     total = sum(int(np.prod(shape)) for key, shape in stored.items() if shape)
     assert total == model_size + fused
+
+
+def test_tf_serving_layout_and_clean_signatures(exported):
+    """`saved_model_cli show --all`'s own function (`_show_all`, what the command runs) in this
+    process. The full form, the command in its own process:
+    `test_tf_serving_layout_and_clean_signatures_in_a_fresh_process`."""
+    import contextlib
+    import io
+
+    from tensorflow.python.tools import saved_model_cli
+
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        saved_model_cli._show_all(str(exported["serving"]))
+    _clean_signatures(exported, printed.getvalue())
+
+
+@pytest.mark.slow
+def test_tf_serving_layout_and_clean_signatures_in_a_fresh_process(exported):
+    version = exported["serving"]
+    shown = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tensorflow.python.tools.saved_model_cli",
+            "show",
+            "--all",
+            "--dir",
+            str(version),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    _clean_signatures(exported, shown.stdout)
 
 
 def test_warmup_requests_are_prediction_logs(exported):
@@ -153,22 +200,10 @@ def test_warmup_requests_are_prediction_logs(exported):
     assert list(logs[1].inputs["input_word_ids"].tensor_shape.dim)[1].size == 16
 
 
-def test_serving_export_equals_keras_in_a_fresh_process(exported, tmp_path):
+def test_serving_export_equals_keras_in_a_fresh_process(exported, consumed):
     model = exported["model"]
     ids, mask, types = _inputs(model)
-    out = _consume(
-        "load_serving.py",
-        exported["serving"],
-        {
-            "input_word_ids": ids,
-            "input_mask": mask,
-            "input_type_ids": types,
-            "texts": np.array(TEXTS),
-            "texts_b": np.array(TEXTS_B),
-            "too_long": 40,
-        },
-        tmp_path,
-    )
+    out = consumed["serving"]
     keras_logits = np.asarray(
         model.discriminator(
             {"token_ids": ids, "padding_mask": mask, "segment_ids": types}, training=False
@@ -254,10 +289,10 @@ def test_xla_serving_export_equals_the_plain_one_and_keeps_its_checks(exported, 
         export_model(model, tmp_path / "hub", "hub", jit_compile=True)
 
 
-def test_text_graph_uses_only_ops_of_tensorflow_text_2_12_1(exported):
-    missing, not_core, libraries = ops_missing_from_tf_text_2_12_1(
-        [exported["serving"], exported["hub"] / "preprocessor"]
-    )
+def test_text_graph_uses_only_ops_of_tensorflow_text_2_12_1(exported, consumed):
+    """The serving and preprocessor graphs' ops (`ops_missing_from_tf_text_2_12_1`'s answer,
+    with the consumers' fresh process as its probe)."""
+    missing, not_core, libraries = ops_missing_of_not_core(consumed["not_core"])
     assert "WordpieceTokenizeWithOffsets" in not_core  # the probe does see tensorflow-text's ops
     assert not missing, f"ops not registered by tensorflow-text 2.12.1: {missing}"
     # The check can fail: an op added after 2.12.1 is not found there.
@@ -265,7 +300,7 @@ def test_text_graph_uses_only_ops_of_tensorflow_text_2_12_1(exported):
     assert not [op for op in graph_ops(exported["hub"] / "encoder") if op in not_core]
 
 
-def test_hub_pair_in_fresh_processes_with_three_consumers(exported, tmp_path):
+def test_hub_pair_in_fresh_processes_with_three_consumers(exported, consumed):
     model = exported["model"]
     # The Keras models are not saved beside their tf.Variables: each weight is stored once.
     encoder_dir = exported["hub_parts"][0]
@@ -274,25 +309,7 @@ def test_hub_pair_in_fresh_processes_with_three_consumers(exported, tmp_path):
     for i, weight in enumerate(model.discriminator.encoder.weights):
         assert stored[f"encoder_weights/{i}/.ATTRIBUTES/VARIABLE_VALUE"] == list(weight.shape)
     ids, mask, types = _inputs(model, batch=2)
-    rng = np.random.default_rng(1)
-    train_ids = rng.integers(5, model.config.model.vocabulary_size, size=(32, 10)).astype(np.int32)
-    labels = (train_ids[:, 1] % 2).astype(np.int32)
-    train_ids[:, 0], train_ids[:, -1] = 2, 3
-    out = _consume(
-        "load_hub.py",
-        exported["hub"],
-        {
-            "input_word_ids": ids,
-            "input_mask": mask,
-            "input_type_ids": types,
-            "masked_lm_positions": np.array([[1, 2], [3, 4]], np.int32),
-            "texts": np.array(TEXTS),
-            "train_ids": train_ids,
-            "train_mask": np.ones_like(train_ids),
-            "labels": labels,
-        },
-        tmp_path,
-    )
+    out = consumed["hub"]
     features = {"token_ids": ids, "padding_mask": mask, "segment_ids": types}
     sequence = np.asarray(model.discriminator.encoder(features, training=False))
     real = mask.astype(bool)
@@ -313,7 +330,37 @@ def test_hub_pair_in_fresh_processes_with_three_consumers(exported, tmp_path):
     assert int(out["hub_trainable"]) == int(out["num_trainable"]) > 10
 
 
-def test_release_script_writes_and_checks_every_format(exported, tmp_path):
+def _released(report, out):
+    differences = report["max_abs_difference_vs_keras"]
+    assert differences["serving"] <= 1e-5 and differences["hub_encoder"] <= 1e-5
+    assert 0 < differences["keras_hub_tanh_gelu"] < 1e-2  # tanh-approximate GELU
+    assert (out / "serving" / "electra" / "1" / "saved_model.pb").exists()
+
+
+def test_release_script_writes_and_checks_every_format(exported, tmp_path, capsys, monkeypatch):
+    """export/release.py run as `__main__` in this process (`runpy`), its exit status and
+    report read as the command's. The full form, the script in its own process:
+    `test_release_script_writes_and_checks_every_format_in_a_fresh_process`."""
+    import runpy
+
+    from electra_tf.pretraining.checkpoint import save_pretrainer
+
+    run = save_pretrainer(exported["model"], tmp_path / "run").parent.parent
+    script = TESTS.parent / "export" / "release.py"
+    argv = [str(script), "--checkpoint", str(run), "--out", str(tmp_path / "rel")]
+    monkeypatch.setattr(
+        sys, "argv", [*argv, "--vocab-file", exported["vocab"], "--seq-length", "16"]
+    )
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exited:
+        runpy.run_path(str(script), run_name="__main__")
+    assert exited.value.code == 0
+    printed = capsys.readouterr().out
+    _released(json.loads(printed[printed.index("{") :]), tmp_path / "rel")
+
+
+@pytest.mark.slow
+def test_release_script_writes_and_checks_every_format_in_a_fresh_process(exported, tmp_path):
     from electra_tf.pretraining.checkpoint import save_pretrainer
 
     run = save_pretrainer(exported["model"], tmp_path / "run").parent.parent
@@ -336,7 +383,4 @@ def test_release_script_writes_and_checks_every_format(exported, tmp_path):
     )
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads(result.stdout[result.stdout.index("{") :])
-    differences = report["max_abs_difference_vs_keras"]
-    assert differences["serving"] <= 1e-5 and differences["hub_encoder"] <= 1e-5
-    assert 0 < differences["keras_hub_tanh_gelu"] < 1e-2  # tanh-approximate GELU
-    assert (tmp_path / "rel" / "serving" / "electra" / "1" / "saved_model.pb").exists()
+    _released(report, tmp_path / "rel")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from helpers import TESTS
-from serving_ops import ops_missing_from_tf_text_2_12_1
+from serving_ops import graph_ops, ops_missing_of_not_core
 
 from electra_tf.data.vocabulary import SPECIAL_TOKENS
 from electra_tf.models.encoder import ElectraEncoder
@@ -24,6 +24,7 @@ from electra_tf.tasks.token_classifier_preprocessor import ElectraTokenClassifie
 TOKENS = list(SPECIAL_TOKENS) + "the food was good bad slow quick ada met bob in rome ##s".split()
 TEXTS = ["the food was good", "Bad, SLOW food!", "quick", "the food was good in rome " * 3]
 PAIRS = ["was it good", "the food", "bad bad", "rome"]
+TAGGED = ["ada met bob in rome", "bob", "rome rome rome rome rome rome rome rome rome rome rome"]
 
 
 def _encoder():
@@ -45,18 +46,92 @@ def _examples(ids, mask, types):
     return np.array(rows)  # base64: an .npz holds no object arrays
 
 
-def _consume(folder, inputs, tmp_path):
-    np.savez(tmp_path / "inputs.npz", **inputs)
+def _consume_all(jobs, work, ops):
+    """Runs tests/consumers/load_task_serving.py once on every `(folder, inputs)` of `jobs`
+    ({name: ...}): one fresh process for them all, which first probes which of `ops` core
+    TensorFlow lacks; ({name: {output key: value}}, those ops)."""
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     env.pop("PYTHONPATH", None)
-    script = TESTS / "consumers" / "load_task_serving.py"
-    command = [sys.executable, str(script), str(folder), str(tmp_path / "inputs.npz")]
-    result = subprocess.run(
-        [*command, str(tmp_path / "outputs.npz")], capture_output=True, text=True, env=env,
-        cwd=tmp_path,
-    )  # fmt: skip
+    (work / "ops.txt").write_text("\n".join(sorted(ops)))
+    command = [sys.executable, str(TESTS / "consumers" / "load_task_serving.py"), "--not-core"]
+    command += [str(work / "ops.txt"), str(work / "not_core.txt")]
+    for name, (folder, inputs) in jobs.items():
+        np.savez(work / f"inputs-{name}.npz", **inputs)
+        command += [str(folder), str(work / f"inputs-{name}.npz"), str(work / f"out-{name}.npz")]
+    result = subprocess.run(command, capture_output=True, text=True, env=env, cwd=work)
     assert result.returncode == 0, result.stderr[-3000:]
-    return dict(np.load(tmp_path / "outputs.npz"))
+    outputs = {name: dict(np.load(work / f"out-{name}.npz")) for name in jobs}
+    return outputs, (work / "not_core.txt").read_text().split()
+
+
+def _text_model(kind):
+    """The text classifier of `kind` (seed 4), exported as `reviews` with the consumer's inputs."""
+    tf.keras.utils.set_random_seed(4)
+    labels = None if kind == "regression" else ["negative", "neutral", "positive"]
+    preprocessor = ElectraTextClassifierPreprocessor(TOKENS, sequence_length=24)
+    model = ElectraTextClassifier(_encoder(), labels, kind, preprocessor)
+    model.build()
+    if kind == "multi_label":  # a bias that makes some labels chosen and some not
+        model.output_dense.bias.assign(np.array([0.8, -0.8, 0.01], np.float32))
+    return model
+
+
+def _tagger():
+    tf.keras.utils.set_random_seed(5)
+    preprocessor = ElectraTokenClassifierPreprocessor(TOKENS, sequence_length=12)
+    model = ElectraTokenClassifier(_encoder(), ["B-LOC", "B-PER", "O"], preprocessor)
+    model.build()
+    model.output_dense.bias.assign(np.array([0.02, 0.01, 0.0], np.float32))
+    return model
+
+
+def _consumer_inputs(model, texts, pairs=None):
+    ids, mask, types = _ids(model, texts, pairs)
+    inputs = {"texts": np.array(texts), "input_word_ids": ids, "input_mask": mask}
+    inputs.update(input_type_ids=types, examples=_examples(ids, mask, types))
+    if pairs is not None:
+        inputs["text_pairs"] = np.array(pairs)
+    return inputs
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """The three text kinds and the tagger, each exported once, and what ONE fresh consumer
+    process (never importing electra_tf) read from every export: ({kind: (model, folder, out,
+    export base)}, the ops of the classification and tagging graphs core TensorFlow lacks);
+    the tagger's inputs are `TAGGED`."""
+    work = tmp_path_factory.mktemp("served")
+    models, folders, jobs = {}, {}, {}
+    for kind in ("classification", "multi_label", "regression"):
+        model = models[kind] = _text_model(kind)
+        labels = None if kind == "regression" else model.labels
+        pair = kind == "classification"
+        info = {"kind": kind, "labels": labels, "pair": pair, "task": "reviews"}
+        base = work / kind / "export"
+        folders[kind] = export_finetuned(model, info, base, model_name="reviews")
+        jobs[kind] = (folders[kind], _consumer_inputs(model, TEXTS, PAIRS if pair else None))
+    model = models["tagging"] = _tagger()
+    info = {"kind": "tagging", "labels": model.labels}
+    folders["tagging"] = export_finetuned(model, info, work / "tagging" / "e")
+    jobs["tagging"] = (folders["tagging"], _consumer_inputs(model, TAGGED))
+    ops = set().union(*(graph_ops(folders[kind]) for kind in ("classification", "tagging")))
+    outputs, not_core = _consume_all(jobs, work, ops)
+    found = {kind: (models[kind], folders[kind], outputs[kind], work / kind) for kind in models}
+    return found, not_core
+
+
+@pytest.fixture(scope="module")
+def tf_text_ops(served):
+    """{kind: (ops neither core nor in tensorflow-text 2.12.1, ops not core)} of the
+    classification and tagging exports (`ops_missing_from_tf_text_2_12_1`'s answer, with the
+    consumer process as its probe)."""
+    exports, not_core = served
+    missing, not_core, _ = ops_missing_of_not_core(not_core)
+    found = {}
+    for kind in ("classification", "tagging"):
+        ops = graph_ops(exports[kind][1])
+        found[kind] = ([op for op in missing if op in ops], [op for op in not_core if op in ops])
+    return found
 
 
 def _ids(model, texts, pairs=None):
@@ -65,33 +140,20 @@ def _ids(model, texts, pairs=None):
 
 
 @pytest.mark.parametrize("kind", ["classification", "multi_label", "regression"])
-def test_the_text_export_answers_as_the_keras_model(tmp_path, kind):
-    tf.keras.utils.set_random_seed(4)
-    labels = None if kind == "regression" else ["negative", "neutral", "positive"]
-    preprocessor = ElectraTextClassifierPreprocessor(TOKENS, sequence_length=24)
-    model = ElectraTextClassifier(_encoder(), labels, kind, preprocessor)
-    model.build()
-    if kind == "multi_label":  # a bias that makes some labels chosen and some not
-        model.output_dense.bias.assign(np.array([0.8, -0.8, 0.01], np.float32))
+def test_the_text_export_answers_as_the_keras_model(served, tf_text_ops, kind):
+    model, folder, out, base = served[0][kind]
+    labels = model.labels if kind != "regression" else None
     pair = kind == "classification"
-    info = {"kind": kind, "labels": labels, "pair": pair, "task": "reviews"}
-    folder = export_finetuned(model, info, tmp_path / "export", model_name="reviews")
-    assert folder == tmp_path / "export" / "reviews" / "1"
+    assert folder == base / "export" / "reviews" / "1"
     assert (folder / "assets.extra" / "tf_serving_warmup_requests").stat().st_size > 0
     x = (TEXTS, PAIRS) if pair else TEXTS
-    ids, mask, types = _ids(model, *((TEXTS, PAIRS) if pair else (TEXTS,)))
-    inputs = {"texts": np.array(TEXTS), "input_word_ids": ids, "input_mask": mask}
-    inputs.update(input_type_ids=types, examples=_examples(ids, mask, types))
-    if pair:
-        inputs["text_pairs"] = np.array(PAIRS)
-    out = _consume(folder, inputs, tmp_path)
     logits = model.predict(x)
     decoded = model.decode(logits)
     np.testing.assert_allclose(out["ids/outputs"], logits, atol=1e-5)
     np.testing.assert_allclose(out["examples/outputs"], logits, atol=1e-5)
     assert "input_mask must hold 0 (padding) or 1" in str(out["error/bad_mask"])
     if kind == "classification":  # TF Serving's model server has tensorflow-text 2.12.1
-        missing, not_core, _ = ops_missing_from_tf_text_2_12_1([folder])
+        missing, not_core = tf_text_ops[kind]
         assert "WordpieceTokenizeWithOffsets" in not_core and not missing
     # `electra-tf predict --model EXPORT` reads the same answers back, as the run's rows.
     from electra_tf.finetuning.predict import open_predictor
@@ -122,27 +184,18 @@ def test_the_text_export_answers_as_the_keras_model(tmp_path, kind):
     assert init.lower_case
 
 
-def test_the_tagging_export_tags_whitespace_words_as_the_keras_model(tmp_path):
-    tf.keras.utils.set_random_seed(5)
-    labels = ["B-LOC", "B-PER", "O"]
-    preprocessor = ElectraTokenClassifierPreprocessor(TOKENS, sequence_length=12)
-    model = ElectraTokenClassifier(_encoder(), labels, preprocessor)
-    model.build()
-    model.output_dense.bias.assign(np.array([0.02, 0.01, 0.0], np.float32))
-    folder = export_finetuned(model, {"kind": "tagging", "labels": labels}, tmp_path / "e")
-    texts = ["ada met bob in rome", "bob", "rome rome rome rome rome rome rome rome rome rome rome"]
+def test_the_tagging_export_tags_whitespace_words_as_the_keras_model(served, tf_text_ops):
+    model, folder, out, _ = served[0]["tagging"]
+    texts = TAGGED
     packed = model.preprocessor.pack_all(texts)
     ids, mask, types = packed["token_ids"], packed["padding_mask"], packed["segment_ids"]
-    inputs = {"texts": np.array(texts), "input_word_ids": ids, "input_mask": mask}
-    inputs.update(input_type_ids=types, examples=_examples(ids, mask, types))
-    out = _consume(folder, inputs, tmp_path)
     expected = model.predict_labels(texts)
     for row, words, tags in zip(expected, out["text/words"], out["text/tags"]):
         count = len(row["words"])
         assert list(words[:count]) == row["words"]
         assert list(tags[:count]) == row["tags"]
     assert expected[2]["tags"][-1] == "" and out["text/tag_ids"][2, 10] == -1  # past 10 pieces
-    assert not ops_missing_from_tf_text_2_12_1([folder])[0]
+    assert not tf_text_ops["tagging"][0]
     from electra_tf.finetuning.predict import open_predictor
 
     rows = open_predictor(folder)(texts)

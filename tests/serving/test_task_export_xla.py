@@ -87,12 +87,47 @@ def _functions(folder):
     return {f.signature.name: f for f in library.function}
 
 
-def test_the_xla_export_answers_as_the_plain_one_in_a_fresh_process(exports):
-    """In a consumer that called `tf.config.optimizer.set_jit(False)`, which turns off
-    auto-clustering only: the compiled call still runs (the next test shows it must)."""
-    found, work = exports
-    names = ["classification", "classification_xla", "tagging", "tagging_xla"]
-    out = _consume("set_jit_off", [found[n] for n in names], work)
+def _consume_here(folders, work):
+    """What tests/consumers/load_task_serving_xla.py's `set_jit_off` mode gives for `folders`,
+    computed in this process (`tf.config.optimizer.set_jit(False)` for the calls, then
+    restored): {folder index/key: value}."""
+    inputs = np.load(work / "inputs.npz")
+    names = ("input_word_ids", "input_mask", "input_type_ids")
+    ids = {name: tf.constant(inputs[name]) for name in names}
+    texts = tf.constant([str(t) for t in inputs["texts"]])
+    results, previous = {}, tf.config.optimizer.get_jit()
+    tf.config.optimizer.set_jit(False)
+    try:
+        for i, folder in enumerate(folders):
+            loaded = tf.saved_model.load(str(folder))
+            try:
+                for key, value in loaded.signatures["serving_default"](text=texts).items():
+                    results[f"{i}/text/{key}"] = _plain(value)
+                for key, value in loaded.signatures["serve"](**ids).items():
+                    results[f"{i}/ids/{key}"] = _plain(value)
+            except tf.errors.OpError as error:
+                results[f"{i}/error"] = np.array(error.message)
+            try:
+                loaded.signatures["serve"](**dict(ids, input_mask=ids["input_mask"] * 2))
+                results[f"{i}/bad_mask"] = np.array("no error")
+            except tf.errors.InvalidArgumentError as error:
+                results[f"{i}/bad_mask"] = np.array(error.message)
+    finally:
+        tf.config.optimizer.set_jit(previous or False)
+    return results
+
+
+def _plain(value):
+    """A tensor as the consumer's .npz holds it (strings decoded to str)."""
+    array = value.numpy()
+    if array.dtype == object:
+        return np.vectorize(lambda b: b.decode(), otypes=[str])(array)
+    return array
+
+
+def _answers_as_the_plain_export(out):
+    """The outputs of the four exports, `_consume`'s or `_consume_here`'s: each --xla export's
+    equal the plain one's, its input checks speak."""
     assert not any(key.endswith("/error") for key in out), out
     for plain, xla in ((0, 1), (2, 3)):
         keys = sorted(
@@ -110,6 +145,25 @@ def test_the_xla_export_answers_as_the_plain_one_in_a_fresh_process(exports):
     assert set(out["0/text/label"]) <= {"bad", "good", "meh"}
     assert [w for w in out["2/text/words"][0] if w] == TEXTS[0].split()
     assert out["3/ids/outputs"].shape == (len(TEXTS), 12, 3)  # padding rows: the head on zeros
+
+
+def test_the_xla_export_answers_as_the_plain_one(exports):
+    """The compiled call runs with `tf.config.optimizer.set_jit(False)` (auto-clustering off)
+    and answers as the plain export: the four exports loaded and called in this process. The
+    full form, in a fresh process that never imports electra_tf:
+    `test_the_xla_export_answers_as_the_plain_one_in_a_fresh_process`."""
+    found, work = exports
+    names = ["classification", "classification_xla", "tagging", "tagging_xla"]
+    _answers_as_the_plain_export(_consume_here([found[n] for n in names], work))
+
+
+@pytest.mark.slow
+def test_the_xla_export_answers_as_the_plain_one_in_a_fresh_process(exports):
+    """In a consumer that called `tf.config.optimizer.set_jit(False)`, which turns off
+    auto-clustering only: the compiled call still runs (the next test shows it must)."""
+    found, work = exports
+    names = ["classification", "classification_xla", "tagging", "tagging_xla"]
+    _answers_as_the_plain_export(_consume("set_jit_off", [found[n] for n in names], work))
 
 
 def test_the_xla_export_holds_one_compiled_call_and_says_so(exports):
