@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 # XLA's CPU compiler without its slow passes: the numbers are the same, compiling is faster.
@@ -21,7 +22,7 @@ TINY = ("model.vocabulary_size=1200", "model.num_layers=1", "model.hidden_dim=16
         "model.embedding_dim=8", "model.num_heads=2", "model.intermediate_dim=32")  # fmt: skip
 
 
-def _run_device_bench(tmp_path):
+def _run_device_bench(tmp_path, precisions="float32,mixed_bfloat16"):
     rng = np.random.default_rng(3)
     ids = rng.integers(999, 1200, size=(3, 4, 16)).astype("int32")
     ids[..., 0], ids[..., -1] = 101, 102
@@ -31,7 +32,7 @@ def _run_device_bench(tmp_path):
     command = [sys.executable, "-m", "electra_tf.bench.device", "--out", str(out),
                "--device", "cpu", "--recipe", "tiny", "--seq", "16", "--batch-sizes", "2",
                "--rounds", "1", "--warmup", "1", "--steps", "1", "--batches", str(batches),
-               "--train-steps", "2", "--train-batch", "4"]  # fmt: skip
+               "--train-steps", "2", "--train-batch", "4", "--precisions", precisions]  # fmt: skip
     for override in TINY:
         command += ["--set", override]
     path = os.pathsep.join([str(ROOT / "tests" / "no_tensorflow"), str(ROOT)])
@@ -42,17 +43,29 @@ def _run_device_bench(tmp_path):
     return out, [json.loads(line) for line in (out / "device.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_the_device_bench_runs_without_tensorflow_and_its_weights_load_here(tmp_path):
-    out, records = _run_device_bench(tmp_path)
+    _check_device_bench(tmp_path, ("float32", "mixed_bfloat16"))
+
+
+def test_the_device_bench_runs_without_tensorflow_and_its_weights_load_here_quick(tmp_path):
+    """Default twin of `test_the_device_bench_runs_without_tensorflow_and_its_weights_load_here`
+    (slow: float32 and bfloat16 steps): float32 steps only, the same run and reload."""
+    _check_device_bench(tmp_path, ("float32",))
+
+
+def _check_device_bench(tmp_path, precisions):
+    """The bench's records for `precisions`, then its weights loaded on TensorFlow give the
+    logits the JAX run reported."""
+    out, records = _run_device_bench(tmp_path, ",".join(precisions))
     facts, *steps, run = records
     assert facts["kind"] == "device_facts" and facts["tensorflow"] is None
     assert facts["jax_devices"] == ["cpu:0"]
-    # Ours and the peer, float32 and bfloat16, each timed: no error record.
+    # Ours and the peer, for each precision, each timed: no error record.
     assert [(r["kind"], r["impl"], r["precision"]) for r in steps] == [
-        ("device_step", "electra_tf_jax", "float32"),
-        ("device_step", "pytorch", "float32"),
-        ("device_step", "electra_tf_jax", "mixed_bfloat16"),
-        ("device_step", "pytorch", "mixed_bfloat16"),
+        ("device_step", impl, precision)
+        for precision in precisions
+        for impl in ("electra_tf_jax", "pytorch")
     ]
     for record in steps:
         assert math.isfinite(record["loss_last"]) and record["timed_steps"] == 1

@@ -29,14 +29,25 @@ def _run(backend, weights, out, sampler):
     return run_child(CHILD, backend, [weights, out, sampler], JAX_FLAGS)
 
 
-@pytest.fixture(scope="module")
-def results(tmp_path_factory):
+@pytest.fixture(
+    scope="module", params=["in_process", pytest.param("child", marks=pytest.mark.slow)]
+)
+def results(request, tmp_path_factory):
+    """`{backend: outputs}`. The default suite runs the TensorFlow reference in this process
+    (`backend_child.main`, while the JAX and PyTorch children start: an import of TensorFlow
+    less); the slow `child` form, every test's full form, runs it in a child of its own."""
     folder = tmp_path_factory.mktemp("backends")
     weights = folder / "tiny.weights.h5"
     runs = {}
     # All three at once: TensorFlow writes the weights, the others wait for them.
     backends = ("tensorflow", "jax", "torch")
+    if request.param == "in_process":
+        backends = ("jax", "torch")
     children = {b: _run(b, weights, folder / f"{b}.npz", "inverse_cdf") for b in backends}
+    if request.param == "in_process":
+        import backend_child
+
+        backend_child.main(str(weights), str(folder / "tensorflow.npz"), "inverse_cdf")
     for backend, process in children.items():
         wait_child(process, backend)
     for backend in ("tensorflow", "jax", "torch"):

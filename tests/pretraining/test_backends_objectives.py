@@ -39,12 +39,19 @@ JAX_DEFAULT = ["bert_mlm", "two_stage"]
 DEFAULT_PAIRS = [("torch", c) for c in CASES] + [("jax", c) for c in JAX_DEFAULT]
 
 
-def _results(folder, jax_cases):
-    """Every case on TensorFlow and PyTorch, `jax_cases` on JAX: `{backend: outputs}`."""
+def _results(folder, jax_cases, tensorflow_here=False):
+    """Every case on TensorFlow and PyTorch, `jax_cases` on JAX: `{backend: outputs}`;
+    `tensorflow_here` runs the TensorFlow cases in this process (`objectives_child.main`,
+    while the other children start: an import of TensorFlow less), not in a child."""
     np.save(folder / "unigram_counts.npy", np.arange(131, dtype=np.int64))
     # All three at once: TensorFlow writes each case's weights, the others wait for them.
-    children = {"tensorflow": _run("tensorflow", folder), "jax": _run("jax", folder, jax_cases)}
+    children = {} if tensorflow_here else {"tensorflow": _run("tensorflow", folder)}
+    children["jax"] = _run("jax", folder, jax_cases)
     children["torch"] = _run("torch", folder)
+    if tensorflow_here:
+        import objectives_child
+
+        objectives_child.main(str(folder), list(objectives_child.CASES))
     for backend, process in children.items():
         wait_child(process, backend)
     return {b: dict(np.load(folder / f"{b}.npz")) for b in ("tensorflow", "jax", "torch")}
@@ -58,8 +65,9 @@ def results(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
-    """Every case on TensorFlow and PyTorch, `JAX_DEFAULT` on JAX (the default suite)."""
-    return _results(tmp_path_factory.mktemp("objectives_quick"), JAX_DEFAULT)
+    """Every case on TensorFlow (in this process) and PyTorch, `JAX_DEFAULT` on JAX (the
+    default suite; the slow `results` runs TensorFlow in a child, as every case's full form)."""
+    return _results(tmp_path_factory.mktemp("objectives_quick"), JAX_DEFAULT, True)
 
 
 def _case(run, case, prefix=""):

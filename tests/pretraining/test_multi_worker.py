@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 from helpers import TESTS, write_packed
 
 HERE = str(TESTS)
@@ -22,6 +23,7 @@ def _free_ports(n):
     return ports
 
 
+@pytest.mark.slow
 def test_two_workers_train_to_identical_weights(tmp_path):
     data = write_packed(tmp_path / "data", n=64, seq=16, shards=2)
     cluster = {"worker": [f"127.0.0.1:{p}" for p in _free_ports(2)]}
@@ -94,6 +96,7 @@ def _weights(run, step):
     return {n: reader.get_tensor(n) for n in names}
 
 
+@pytest.mark.slow
 def test_a_lost_worker_stops_the_survivor_and_a_relaunch_resumes_exactly(tmp_path):
     import time
 
@@ -126,5 +129,97 @@ def test_a_lost_worker_stops_the_survivor_and_a_relaunch_resumes_exactly(tmp_pat
     results = run_both(interrupted)  # relaunched: resumes from the last checkpoint
     assert all(code == 0 for *_, code in results), results[0][1][-2000:]
     a, b = _weights(straight, steps), _weights(interrupted, steps)
+    assert a.keys() == b.keys() and len(a) > 40
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+
+
+# The default suite's form: one uninterrupted pair of `electra-tf pretrain` workers (each
+# saving its weights, `multi_worker_cli_job.py`) serves both properties, as the reference of
+# the killed-and-relaunched pair and as the two workers that must agree; 4 processes, was 6.
+QUICK_STEPS, QUICK_KILL_AFTER = 6, 2
+
+
+def _launch_saving(data, run, cluster, index, out):
+    """`_launch` through `multi_worker_cli_job.py`: the same command, weights saved to `out`."""
+    env = dict(
+        os.environ,
+        TF_CPP_MIN_LOG_LEVEL="3",
+        TF_CONFIG=json.dumps({"cluster": cluster, "task": {"type": "worker", "index": index}}),
+    )
+    command = [
+        sys.executable, os.path.join(HERE, "multi_worker_cli_job.py"), str(out),
+        "--recipe", "tiny", "--data", data, "--output-dir", run, "--strategy", "multi_worker",
+        "--steps", str(QUICK_STEPS), "--batch-size", "8", "--verbose", "0", *SMALL,
+    ]  # fmt: skip
+    return subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def _pair(data, run, outs):
+    """Two workers of one run on fresh ports: their Popen objects."""
+    cluster = {"worker": [f"127.0.0.1:{p}" for p in _free_ports(2)]}
+    return [_launch_saving(data, run, cluster, i, out) for i, out in enumerate(outs)]
+
+
+@pytest.fixture(scope="module")
+def straight_pair(tmp_path_factory):
+    """An uninterrupted two-worker run of QUICK_STEPS: (data, run folder, both workers'
+    weights as loaded .npz files)."""
+    folder = tmp_path_factory.mktemp("multi_worker")
+    data = write_packed(folder / "data", n=64, seq=16, shards=2)
+    run, outs = str(folder / "straight"), [folder / f"weights-{i}.npz" for i in range(2)]
+    for worker in _pair(data, run, outs):
+        _, err = worker.communicate(timeout=600)
+        assert worker.returncode == 0, err[-3000:]
+    return data, run, [np.load(out) for out in outs]
+
+
+def test_two_workers_of_one_pretrain_run_end_on_identical_weights(straight_pair):
+    """Default twin of `test_two_workers_train_to_identical_weights` (slow: its own pair of
+    `run_pretraining` workers): the uninterrupted pair of `electra-tf pretrain` workers."""
+    _, run, (first, second) = straight_pair
+    assert int(first["step"]) == int(second["step"]) == QUICK_STEPS
+    names = [k for k in first.files if k != "step"]
+    assert len(names) > 40 and sorted(names) == sorted(k for k in second.files if k != "step")
+    assert all(np.array_equal(first[k], second[k]) for k in names)
+    # Only the chief wrote checkpoints, into the run folder (train.keep_checkpoints=3).
+    assert sorted(os.listdir(os.path.join(run, "checkpoints"))) == [
+        "step-00000002",
+        "step-00000004",
+        "step-00000006",
+    ]
+
+
+def test_a_lost_worker_stops_the_survivor_and_a_relaunch_resumes_exactly_quick(
+    straight_pair, tmp_path
+):
+    """Default twin of `test_a_lost_worker_stops_the_survivor_and_a_relaunch_resumes_exactly`
+    (slow: its own uninterrupted pair, 10 steps, killed after checkpoint 4): killed after
+    checkpoint 2 of 6, compared with the shared uninterrupted pair."""
+    import time
+
+    data, straight, _ = straight_pair
+    interrupted = str(tmp_path / "interrupted")
+    outs = [tmp_path / f"weights-{i}.npz" for i in range(2)]
+    workers = _pair(data, interrupted, outs)
+    marker = os.path.join(interrupted, "checkpoints", f"step-{QUICK_KILL_AFTER:08d}")
+    deadline = time.time() + 300
+    while not os.path.exists(marker) and time.time() < deadline:
+        time.sleep(0.05)
+    workers[1].kill()  # SIGKILL: no goodbye to the chief
+    killed = time.time()
+    _, err = workers[0].communicate(timeout=180)  # the survivor must not hang
+    seconds = time.time() - killed
+    workers[1].communicate()
+    code = workers[0].returncode
+    assert code == 2 and seconds < 120, (code, seconds, err[-2000:])
+    assert "A worker of this multi-worker run was lost at step" in err and "Traceback" not in err
+    assert "relaunch every worker" in err
+    assert f"step-{QUICK_STEPS:08d}" not in os.listdir(os.path.join(interrupted, "checkpoints"))
+    for worker in _pair(data, interrupted, outs):  # relaunched: resumes from the last checkpoint
+        _, err = worker.communicate(timeout=600)
+        assert worker.returncode == 0, err[-2000:]
+    a, b = _weights(straight, QUICK_STEPS), _weights(interrupted, QUICK_STEPS)
     assert a.keys() == b.keys() and len(a) > 40
     assert all(np.array_equal(a[k], b[k]) for k in a)
