@@ -39,6 +39,26 @@ def _main(capsys, *args):
 
 
 def test_bad_configuration_is_one_sentence_and_exit_2(tmp_path, capsys):
+    """Both refusals through `main` in this process; the full form, whose first refusal
+    comes from a fresh `electra-tf` process, is `..._exit_2_in_a_fresh_process`."""
+    code, _, err = _main(
+        capsys,
+        "pretrain", "--output-dir", str(tmp_path / "r"), "--data", str(tmp_path),
+        "--set", "train.learnin_rate=1",
+    )  # fmt: skip
+    assert code == 2
+    assert "unknown config key 'train.learnin_rate'" in err.lower()
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    code, _, err = _main(
+        capsys,
+        "pretrain", "--output-dir", str(tmp_path / "r"), "--data", str(tmp_path / "none*.tfrecord"),
+    )  # fmt: skip
+    assert code == 2 and "No file matches" in err
+    assert err.startswith("electra-tf pretrain: ") and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_bad_configuration_is_one_sentence_and_exit_2_in_a_fresh_process(tmp_path, capsys):
     result = _cli(
         "pretrain",
         "--output-dir",
