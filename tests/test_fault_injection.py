@@ -8,6 +8,7 @@ import errno
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -108,10 +109,41 @@ def test_guard_stops_at_once_or_after_too_many_skips_in_a_row():
         assert run(NonfiniteGuard(mode, max_skips=2), flags) == expected, mode
 
 
-def test_divergence_exits_non_zero_and_keeps_only_finite_checkpoints(tmp_path, capsys):
+@pytest.fixture(scope="module")
+def four_steps(tmp_path_factory):
+    """(packed data, a finished 4-step run checkpointed at steps 2 and 4), trained once for
+    this file's resume tests; each test resumes its own copy (`_four_step_run`)."""
+    folder = tmp_path_factory.mktemp("four_steps")
+    data = write_packed(folder / "data", n=64, seq=16)
+    assert _pretrain(data, folder / "run") == 0
+    return data, folder / "run"
+
+
+def _four_step_run(four_steps, tmp_path):
+    """(data, this test's copy of the shared 4-step run)."""
+    data, run = four_steps
+    return data, shutil.copytree(run, tmp_path / "run")
+
+
+@pytest.mark.slow
+def test_divergence_exits_non_zero_and_keeps_only_finite_checkpoints_after_its_own_run(
+    tmp_path, capsys
+):
+    """The full form of `test_divergence_exits_non_zero_and_keeps_only_finite_checkpoints`:
+    the 4-step run it resumes is its own, trained keeping two checkpoints."""
     data = write_packed(tmp_path / "data", n=64, seq=16)
     run = tmp_path / "run"
     assert _pretrain(data, run, "--set", "train.keep_checkpoints=2") == 0
+    _check_divergence(data, run, capsys)
+
+
+def test_divergence_exits_non_zero_and_keeps_only_finite_checkpoints(tmp_path, capsys, four_steps):
+    """Resumes a copy of this file's shared 4-step run; the full form, which trains its
+    own run first, is `..._keeps_only_finite_checkpoints_after_its_own_run`."""
+    _check_divergence(*_four_step_run(four_steps, tmp_path), capsys)
+
+
+def _check_divergence(data, run, capsys):
     assert _checkpoints(run) == ["step-00000002", "step-00000004"]
     # Resumed with an absurd learning rate, it diverges; pruning never removes the last
     # good checkpoint and no checkpoint holds a NaN.
@@ -186,10 +218,24 @@ def test_a_corrupt_newest_checkpoint_is_set_aside_and_the_previous_one_used(tmp_
         find_checkpoint(found)  # a step-N folder named directly is refused, not moved
 
 
-def test_resume_falls_back_past_a_corrupt_checkpoint(tmp_path, capsys):
+@pytest.mark.slow
+def test_resume_falls_back_past_a_corrupt_checkpoint_of_its_own_run(tmp_path, capsys):
+    """The full form of `test_resume_falls_back_past_a_corrupt_checkpoint`: it trains the
+    4-step run it resumes."""
     data = write_packed(tmp_path / "data", n=64, seq=16)
     run = tmp_path / "run"
     assert _pretrain(data, run) == 0
+    _check_fall_back(data, run, capsys)
+
+
+def test_resume_falls_back_past_a_corrupt_checkpoint(tmp_path, capsys, four_steps):
+    """Resumes a copy of this file's shared 4-step run; the full form, which trains its own
+    run first, is `test_resume_falls_back_past_a_corrupt_checkpoint_of_its_own_run`."""
+    _check_fall_back(*_four_step_run(four_steps, tmp_path), capsys)
+
+
+def _check_fall_back(data, run, capsys):
+    capsys.readouterr()
     newest = run / "checkpoints" / "step-00000004"
     next(newest.glob("ckpt.data-*")).write_bytes(b"")
     assert _pretrain(data, run, steps=6) == 0

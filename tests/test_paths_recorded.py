@@ -4,6 +4,7 @@ resumes, and a recorded file that has moved is named in one sentence."""
 
 import json
 
+import pytest
 from helpers import VOCAB, scratch_init, write_lines, write_packed
 
 from electra_tf.cli import main
@@ -24,9 +25,25 @@ def _pretrain(data, vocab, run, steps):
     return main([*args, *[a for s in shrink for a in ("--set", s)]])
 
 
+@pytest.mark.slow
+def test_a_pretraining_run_resumes_and_exports_from_another_directory_as_a_hub_module(
+    tmp_path, monkeypatch, capsys
+):
+    """The full form of `test_a_pretraining_run_resumes_and_exports_from_another_directory`:
+    the export is a TF Hub SavedModel (traced, with its tokenizer)."""
+    _check_resume_and_export_elsewhere(tmp_path, monkeypatch, capsys, "hub")
+
+
 def test_a_pretraining_run_resumes_and_exports_from_another_directory(
     tmp_path, monkeypatch, capsys
 ):
+    """The same paths resolved for an export to the reference (TF1) checkpoint format, which
+    reads the recorded vocabulary too but traces no SavedModel; the full form, a hub export,
+    is `..._exports_from_another_directory_as_a_hub_module`."""
+    _check_resume_and_export_elsewhere(tmp_path, monkeypatch, capsys, "reference")
+
+
+def _check_resume_and_export_elsewhere(tmp_path, monkeypatch, capsys, form):
     work, elsewhere = tmp_path / "work", tmp_path / "elsewhere"
     elsewhere.mkdir()
     write_packed(work / "data", n=64, seq=16)
@@ -42,12 +59,12 @@ def test_a_pretraining_run_resumes_and_exports_from_another_directory(
     assert _pretrain("../work/data", "../work/vocab.txt", "../work/run", steps=4) == 0
     states = sorted(p.name for p in (work / "run" / "checkpoints").iterdir())
     assert states[-1] == "step-00000004"
-    assert main(["export", "--checkpoint", "../work/run", "--format", "hub", "--out", "hub"]) == 0
-    assert (elsewhere / "hub").is_dir()
+    assert main(["export", "--checkpoint", "../work/run", "--format", form, "--out", form]) == 0
+    assert (elsewhere / form).is_dir()
     # The vocabulary moved: export says so in one sentence.
     (work / "vocab.txt").rename(work / "moved.txt")
     capsys.readouterr()
-    assert main(["export", "--checkpoint", "../work/run", "--format", "hub", "--out", "x"]) == 2
+    assert main(["export", "--checkpoint", "../work/run", "--format", form, "--out", "x"]) == 2
     said = capsys.readouterr().err.strip().splitlines()
     assert len(said) == 1 and not (elsewhere / "x").exists()
     assert f"records, {work / 'vocab.txt'}, is not there (moved or deleted?); give" in said[0]

@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -52,7 +53,55 @@ def _prepare(corpus, out, **kwargs):
     )
 
 
-def test_a_killed_worker_ends_prepare_in_one_sentence_naming_its_input(tmp_path):
+def test_a_killed_worker_ends_prepare_in_one_sentence_naming_its_input(tmp_path, capsys):
+    """`electra-tf prepare --workers 2` through `main` in this process while a thread kills
+    one of its workers (no fresh process for the command itself); the full form, the
+    command in a fresh process, is `test_a_killed_worker_ends_a_fresh_prepare_process_...`."""
+    from electra_tf.cli import main
+
+    corpus = _corpus(tmp_path / "corpus", documents=3000, sentences=12)
+    out = tmp_path / "data"
+    small = _corpus(tmp_path / "small", documents=40)
+    _prepare(small, out)
+    shutil.rmtree(small)
+    before = _digest(out)
+    vocab = shutil.copy(out / "vocab.txt", tmp_path / "vocab.txt")
+    scratch = tmp_path / ".data.prepare-tmp"
+    killed = {}
+
+    def kill_a_worker():  # once both workers are working, as the fresh-process form does
+        deadline = time.time() + 120
+        while time.time() < deadline and not (scratch.exists() and any(scratch.glob("chunk-*"))):
+            time.sleep(0.01)
+        workers = [pid for pid in _children(os.getpid()) if b"resource_tracker" not in _cmd(pid)]
+        if workers:
+            killed["pid"] = workers[0]
+            os.kill(workers[0], signal.SIGKILL)
+
+    killer = threading.Thread(target=kill_a_worker, daemon=True)
+    killer.start()
+    capsys.readouterr()
+    code = main([
+        "prepare", "--input", str(corpus), "--layout", "files", "--output-dir", str(out),
+        "--vocab-file", str(vocab), "--sequence-length", "32", "--quiet", "--workers", "2",
+        "--chunk-bytes", "4096",
+    ])  # fmt: skip
+    killer.join(10)
+    stderr = capsys.readouterr().err
+    assert "pid" in killed, "prepare finished before a worker could be killed"
+    victim = killed["pid"]
+    said = [line for line in stderr.splitlines() if line.startswith("electra-tf")]
+    assert code == 2 and len(said) == 1, stderr[-2000:]
+    assert f"A prepare worker (pid {victim}) was killed (signal 9) while packing " in said[0]
+    assert re.search(r"doc\d{4}\.txt from byte [\d,]+ .*\(chunk \d+\)", said[0]), said[0]
+    assert said[0].endswith("use fewer --workers (the previous output is unchanged).")
+    assert "Traceback" not in stderr
+    assert _digest(out) == before and not scratch.exists()  # no scratch, no lock left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus", "data", "vocab.txt"]
+
+
+@pytest.mark.slow
+def test_a_killed_worker_ends_a_fresh_prepare_process_in_one_sentence_naming_its_input(tmp_path):
     corpus = _corpus(tmp_path / "corpus", documents=3000, sentences=12)
     out = tmp_path / "data"
     # The previous output, prepared from a small corpus of the same sentences (its words, so

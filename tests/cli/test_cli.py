@@ -39,6 +39,26 @@ def _main(capsys, *args):
 
 
 def test_bad_configuration_is_one_sentence_and_exit_2(tmp_path, capsys):
+    """Both refusals through `main` in this process; the full form, whose first refusal
+    comes from a fresh `electra-tf` process, is `..._exit_2_in_a_fresh_process`."""
+    code, _, err = _main(
+        capsys,
+        "pretrain", "--output-dir", str(tmp_path / "r"), "--data", str(tmp_path),
+        "--set", "train.learnin_rate=1",
+    )  # fmt: skip
+    assert code == 2
+    assert "unknown config key 'train.learnin_rate'" in err.lower()
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    code, _, err = _main(
+        capsys,
+        "pretrain", "--output-dir", str(tmp_path / "r"), "--data", str(tmp_path / "none*.tfrecord"),
+    )  # fmt: skip
+    assert code == 2 and "No file matches" in err
+    assert err.startswith("electra-tf pretrain: ") and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_bad_configuration_is_one_sentence_and_exit_2_in_a_fresh_process(tmp_path, capsys):
     result = _cli(
         "pretrain",
         "--output-dir",
@@ -248,7 +268,26 @@ def test_pretrain_streams_raw_text_without_prepare(tmp_path, capsys):
     assert code == 2 and "not both" in err
 
 
+@pytest.mark.slow
+def test_evaluate_probe_prints_the_table_beside_its_baselines_for_the_tiny_recipe(tmp_path, capsys):
+    """The full form of `test_evaluate_probe_prints_the_table_beside_its_baselines`: random
+    encoders of the tiny recipe (4 layers, hidden 128)."""
+    _check_evaluate_probe(tmp_path, capsys, "scratch:tiny")
+
+
 def test_evaluate_probe_prints_the_table_beside_its_baselines(tmp_path, capsys):
+    """`evaluate --probe` of random encoders of a one-layer, hidden-16 recipe (a TOML file,
+    as `scratch:` reads one); the full form, the tiny recipe, is
+    `..._beside_its_baselines_for_the_tiny_recipe`."""
+    recipe = tmp_path / "one_layer.toml"
+    recipe.write_text(
+        "[model]\nnum_layers = 1\nhidden_dim = 16\nembedding_dim = 8\nnum_heads = 2\n"
+        "intermediate_dim = 32\nmax_sequence_length = 128\n"
+    )
+    _check_evaluate_probe(tmp_path, capsys, f"scratch:{recipe}")
+
+
+def _check_evaluate_probe(tmp_path, capsys, scratch):
     from electra_tf.cli import main
     from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
 
@@ -264,7 +303,7 @@ def test_evaluate_probe_prints_the_table_beside_its_baselines(tmp_path, capsys):
             )
             rows.append(f"the movie was {word}\t{label}")
         (tmp_path / f"{split}.tsv").write_text("\n".join(rows) + "\n")
-    args = ["evaluate", "--checkpoint", "scratch:tiny", "--vocab-file", str(vocab)]
+    args = ["evaluate", "--checkpoint", scratch, "--vocab-file", str(vocab)]
     args += ["--probe", "sst2", "--data-dir", str(tmp_path), "--random-seeds", "2"]
     assert main(args) == 0
     probe = json.loads(capsys.readouterr().out)["probe"]

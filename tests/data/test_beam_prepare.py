@@ -104,6 +104,7 @@ def local(corpus, tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 def test_beam_on_two_processes_learns_and_writes_the_same_bytes(corpus, local, tmp_path):
     out = tmp_path / "data"
     result = _prepare(corpus, out, workers=2, runner="beam")  # vocabulary learned on Beam
@@ -113,10 +114,36 @@ def test_beam_on_two_processes_learns_and_writes_the_same_bytes(corpus, local, t
     _same_output(local, out)
 
 
-def test_beam_replaying_every_bundle_writes_the_same_bytes(corpus, local, tmp_path):
+def test_beam_on_two_threads_learns_and_writes_the_same_bytes(corpus, local, tmp_path):
+    """The pipeline on Beam's local runner with two workers as threads of this process (no
+    worker imports TensorFlow afresh); the full form, two worker processes, is
+    `test_beam_on_two_processes_learns_and_writes_the_same_bytes`."""
+    out = tmp_path / "data"
+    threads = ["--direct_running_mode=multi_threading"]  # after the defaults: it wins
+    result = _prepare(corpus, out, workers=2, runner="beam", beam_options=threads)
+    assert json.loads((out / "prepare_report.json").read_text())["runner"] == "beam"
+    assert not list(tmp_path.glob(".data*"))  # no scratch left beside the output
+    assert result.examples > 0
+    _same_output(local, out)
+
+
+@pytest.mark.slow
+def test_beam_replaying_every_bundle_in_a_worker_process_writes_the_same_bytes(
+    corpus, local, tmp_path
+):
     """Each bundle runs twice (the runner's replay): a duplicated chunk writes the same files."""
     out = tmp_path / "data"
     options = ["--direct_num_workers=1", "--direct_runner_bundle_repeat=1"]
+    _prepare(corpus, out, runner="beam", beam_options=options, vocab_file=local / "vocab.txt")
+    _same_output(local, out, keys=())
+
+
+def test_beam_replaying_every_bundle_writes_the_same_bytes(corpus, local, tmp_path):
+    """Each bundle runs twice (the runner's replay): a duplicated chunk writes the same files.
+    Here the bundles run in this process; the full form, in a worker process, is
+    `test_beam_replaying_every_bundle_in_a_worker_process_writes_the_same_bytes`."""
+    out = tmp_path / "data"
+    options = ["--direct_running_mode=in_memory", "--direct_runner_bundle_repeat=1"]
     _prepare(corpus, out, runner="beam", beam_options=options, vocab_file=local / "vocab.txt")
     _same_output(local, out, keys=())
 

@@ -137,6 +137,27 @@ def test_given_vocabulary_and_a_corpus_with_no_usable_text(tmp_path):
 
 
 def test_prepare_cli_reports_skips_and_errors(tmp_path, capsys):
+    """`electra-tf prepare` through `main` in this process; the full form, a fresh
+    process, is `test_prepare_cli_in_a_fresh_process_reports_skips_and_errors`."""
+    from electra_tf.cli import main
+
+    corpus = _corpus(tmp_path / "corpus", documents=6)
+    (corpus / "broken.txt").write_bytes(b"ok caf\xc3\xa9.\n\xc3\x28 bad utf8\n")  # UTF-8
+    out = tmp_path / "data"
+    capsys.readouterr()
+    args = ["--output-dir", str(out), "--vocab-size", "60", "--sequence-length", "16", "--quiet"]
+    assert main(["prepare", "--input", str(corpus), *args]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["corpus"]["skipped"] == {"lines_not_utf8": 1} and summary["examples"] > 0
+    # A missing input: one sentence and exit 2.
+    code = main(["prepare", "--input", str(tmp_path / "nowhere"), "--output-dir", str(out)])
+    said = capsys.readouterr().err
+    assert code == 2 and "does not exist" in said and len(said.strip().splitlines()) == 1
+    assert said.startswith("electra-tf prepare: ") and "Traceback" not in said
+
+
+@pytest.mark.slow
+def test_prepare_cli_in_a_fresh_process_reports_skips_and_errors(tmp_path, capsys):
     corpus = _corpus(tmp_path / "corpus", documents=6)
     (corpus / "broken.txt").write_bytes(b"ok caf\xc3\xa9.\n\xc3\x28 bad utf8\n")  # UTF-8
     out = tmp_path / "data"
@@ -180,7 +201,19 @@ def _tree(folder):
     return digests
 
 
+@pytest.mark.slow
+def test_the_output_is_byte_identical_for_any_number_of_workers_up_to_three(tmp_path):
+    """The full form of `test_the_output_is_byte_identical_for_any_number_of_workers`."""
+    _check_byte_identical_for(tmp_path, workers=3)
+
+
 def test_the_output_is_byte_identical_for_any_number_of_workers(tmp_path):
+    """One worker and two spawned ones write the same bytes; the full form, three spawned
+    workers, is `..._for_any_number_of_workers_up_to_three`."""
+    _check_byte_identical_for(tmp_path, workers=2)
+
+
+def _check_byte_identical_for(tmp_path, workers):
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     for f in range(6):
@@ -192,19 +225,19 @@ def test_the_output_is_byte_identical_for_any_number_of_workers(tmp_path):
         handle.write("\n".join(SENTENCES) + "\n\nA last document here.\n")
     (corpus / "latin1.txt").write_bytes(b"The caf\xe9 opens early.\nPeople queue.\n")
     runs = {}
-    for workers, max_documents in ((1, None), (1, 130), (3, 130)):
-        out = tmp_path / f"data-{workers}-{max_documents}"
+    for count, max_documents in ((1, None), (1, 130), (workers, 130)):
+        out = tmp_path / f"data-{count}-{max_documents}"
         result = prepare_corpus(
             [TextSource([str(corpus)])], out, vocabulary_size=90, sequence_length=24,
-            examples_per_shard=9, progress=False, workers=workers, max_documents=max_documents,
+            examples_per_shard=9, progress=False, workers=count, max_documents=max_documents,
             chunk_bytes=1500,
         )  # fmt: skip
-        runs[workers, max_documents] = _tree(out)
-        assert result.workers == workers and len(result.manifest.shards) > 6
-    assert runs[1, 130] == runs[3, 130]  # shards, vocabulary, counts, manifest, stats
+        runs[count, max_documents] = _tree(out)
+        assert result.workers == count and len(result.manifest.shards) > 6
+    assert runs[1, 130] == runs[workers, 130]  # shards, vocabulary, counts, manifest, stats
     # Files in order: latin1.txt (1 document), part0-5.txt (25 each, the 4th and 21st the
     # same document), zipped.txt.gz (that document again, and one more).
-    (_, _, limited) = runs[3, 130]["prepare_report.json"]
+    (_, _, limited) = runs[workers, 130]["prepare_report.json"]
     assert limited["documents"] == 130  # 1 + 4 x 25 + 4 of part5.txt: repeats 1 + 8 + 1
     assert limited["skipped"] == {"duplicate_documents": 10}
     (_, _, everything) = runs[1, None]["prepare_report.json"]

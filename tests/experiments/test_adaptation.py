@@ -80,7 +80,22 @@ def test_plot_positions_are_flops_for_several_budgets_and_categories_for_one(tmp
         assert (tmp_path / f"{name}.png").stat().st_size > 1000
 
 
+@pytest.mark.slow
+def test_cells_run_once_and_the_table_has_every_objective_and_budget_over_two_finetune_seeds(
+    tmp_path,
+):
+    """The full form of `test_cells_run_once_and_the_table_has_every_objective_and_budget`:
+    the second view fine-tunes two seeds of every row."""
+    _check_the_adaptation_experiment(tmp_path, finetune_seeds=2)
+
+
 def test_cells_run_once_and_the_table_has_every_objective_and_budget(tmp_path):
+    """Cells, resumption, table and the second view with ONE fine-tuning seed per row (half
+    the fine-tunings); the full form is `..._every_objective_and_budget_over_two_finetune_seeds`."""
+    _check_the_adaptation_experiment(tmp_path, finetune_seeds=1)
+
+
+def _check_the_adaptation_experiment(tmp_path, finetune_seeds):
     data, movie = _corpus(tmp_path)
     options = AdaptationOptions(
         data_dir=data,
@@ -120,7 +135,7 @@ def test_cells_run_once_and_the_table_has_every_objective_and_budget(tmp_path):
     # The second view: fine-tunings at the largest budget, added to a finished experiment.
     options = dataclasses.replace(
         options,
-        finetune_seeds=2,
+        finetune_seeds=finetune_seeds,
         finetune_overrides=("epochs=1", "max_train_examples=16", "max_seq_length=16"),
     )
     viewed = adaptation_experiment(options, log=lines.append)
@@ -132,15 +147,17 @@ def test_cells_run_once_and_the_table_has_every_objective_and_budget(tmp_path):
     ]
     for row in viewed["finetuned"]:
         tests = [run["test"] for run in row["runs"]]
-        assert row["seeds"] == 2 and row["test_mean"] == pytest.approx(np.mean(tests))
+        assert row["seeds"] == finetune_seeds
+        assert row["test_mean"] == pytest.approx(np.mean(tests))
         assert all(0.0 <= t <= 1.0 for t in tests)
     step = next(r["steps"] for r in rows if r["objective"] == "electra" and r["budget"] == 2e7)
-    electra_seed_2 = json.loads(
+    last = finetune_seeds  # the last fine-tuned seed's run: its own seed and checkpoint
+    electra_seed = json.loads(
         (
-            tmp_path / "out" / "electra" / "seed-2" / f"finetune-step-{step}" / "results.json"
+            tmp_path / "out" / "electra" / f"seed-{last}" / f"finetune-step-{step}" / "results.json"
         ).read_text()
     )
-    assert electra_seed_2["config"]["seed"] == 2 and "electra seed 2" in electra_seed_2["init"]
+    assert electra_seed["config"]["seed"] == last and f"electra seed {last}" in electra_seed["init"]
     assert set(viewed["electra_beats_finetuned"]) == {"bert_mlm"}
     assert (
         "## Second view: fine-tuned at 2.00e+07 FLOPs"

@@ -59,7 +59,20 @@ def _bert_folder(folder, words):
     return folder
 
 
+@pytest.mark.slow
+def test_the_experiment_runs_pairs_over_two_seeds_and_resumes(tmp_path):
+    """The full form of `test_the_experiment_runs_pairs_and_resumes`: two fine-tuning seeds
+    per encoder, paired seed by seed."""
+    _check_the_corpora_experiment(tmp_path, finetune_seeds=2)
+
+
 def test_the_experiment_runs_pairs_and_resumes(tmp_path):
+    """Cells, pairs against the unadapted start and resumption with ONE fine-tuning seed
+    per encoder (half the fine-tunings); the full form is `..._pairs_over_two_seeds_...`."""
+    _check_the_corpora_experiment(tmp_path, finetune_seeds=1)
+
+
+def _check_the_corpora_experiment(tmp_path, finetune_seeds):
     import json
 
     import numpy as np
@@ -82,7 +95,7 @@ def test_the_experiment_runs_pairs_and_resumes(tmp_path):
     options = CorporaOptions(
         output_dir=str(tmp_path / "out"), cache_dir=str(tmp_path / "cache"), start=str(start),
         corpora=("domain", "task"), objectives=("electra",), steps=2, batch_size=4,
-        sequence_length=16, finetune_seeds=2, finetune_train_examples=40,
+        sequence_length=16, finetune_seeds=finetune_seeds, finetune_train_examples=40,
         finetune_overrides=("epochs=1", "max_seq_length=16"),
     )  # fmt: skip
     result = corpora_experiment(options, log=lambda line: None)
@@ -93,7 +106,7 @@ def test_the_experiment_runs_pairs_and_resumes(tmp_path):
         assert cell["steps"] == {"paper": 2, "sparse": 2}
         differences = np.subtract(cell["test"], base["test"])
         assert cell["paired_test"]["mean"] == pytest.approx(differences.mean())
-        assert len(cell["dev"]) == 2 and 0.0 <= cell["held_out"]["disc_auc"] <= 1.0
+        assert len(cell["dev"]) == finetune_seeds and 0.0 <= cell["held_out"]["disc_auc"] <= 1.0
     assert result["best_electra_on_dev"] in ("domain-electra-x1", "task-electra-x1")
     split = json.loads((tmp_path / "cache" / "corpora" / "adapt-task-split.json").read_text())
     (report,) = split.values()

@@ -83,13 +83,21 @@ def test_efficiency_experiment_writes_table_plot_and_equal_budgets_over_two_seed
     _check_the_efficiency_experiment(tmp_path, seeds=2)
 
 
-def test_efficiency_experiment_writes_table_plot_and_equal_budgets(tmp_path):
-    """Equal budgets, table, plot and claim with one fine-tuning seed per checkpoint (half
-    the fine-tunings); the full form is `..._equal_budgets_over_two_seeds`."""
+@pytest.mark.slow
+def test_efficiency_experiment_writes_table_plot_and_equal_budgets_at_two_budgets(tmp_path):
+    """`test_efficiency_experiment_writes_table_plot_and_equal_budgets` at two budgets: each
+    run checkpointed at both and each checkpoint fine-tuned (one seed)."""
     _check_the_efficiency_experiment(tmp_path, seeds=1)
 
 
-def _check_the_efficiency_experiment(tmp_path, seeds):
+def test_efficiency_experiment_writes_table_plot_and_equal_budgets(tmp_path):
+    """Equal budgets, table, plot and claim at ONE budget (3 ELECTRA steps) with one
+    fine-tuning seed: half the fine-tunings of `..._at_two_budgets` (which checkpoints each
+    run at two budgets) and a quarter of `..._over_two_seeds`, the full form."""
+    _check_the_efficiency_experiment(tmp_path, seeds=1, multiples=(3,))
+
+
+def _check_the_efficiency_experiment(tmp_path, seeds, multiples=(3, 6)):
     data, movie = _corpus(tmp_path)
     options = ExperimentOptions(
         data_dir=data,
@@ -100,10 +108,11 @@ def _check_the_efficiency_experiment(tmp_path, seeds):
         finetune_overrides=("epochs=1", "max_seq_length=16", "batch_size=8"),
     )
     per_step, _ = steps_for_budgets(_pretrain_config(options, ("objective.name=electra",)), [1.0])
-    budgets = [3 * per_step, 6 * per_step]  # ELECTRA: 3 and 6 steps
+    budgets = [m * per_step for m in multiples]  # ELECTRA: 3 (and 6) steps
     result = efficiency_experiment(options, ["electra", "bert_mlm"], budgets, log=lambda _: None)
     rows = result["rows"]
-    assert [(r["objective"], r["steps"]) for r in rows][:2] == [("electra", 3), ("electra", 6)]
+    electra = [("electra", m) for m in multiples]
+    assert [(r["objective"], r["steps"]) for r in rows][: len(multiples)] == electra
     bert = [r for r in rows if r["objective"] == "bert_mlm"]
     # Equal compute: each run's FLOPs reach the budget within one of its own steps.
     for r in rows:
