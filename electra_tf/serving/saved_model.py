@@ -313,9 +313,9 @@ def export_for_serving(
         keras_layers=keras_layers,
         kernel_layout=kernel_layout,
     )
-    signatures = {
-        name: getattr(module, method).get_concrete_function() for name, method in SIGNATURES.items()
-    }
+    # The functions, not concrete functions traced here: saving traces them in its own
+    # context (another cache key), so tracing first would trace every signature twice.
+    signatures = {name: getattr(module, method) for name, method in SIGNATURES.items()}
     with publishing(target) as scratch:  # removed, with nothing half-written, on any error
         tf.saved_model.save(module, str(scratch), signatures=signatures)
         encoder, layout = discriminator.encoder, module.kernel_layout

@@ -286,10 +286,12 @@ def export_finetuned(
 
 def _write(module: TaskServingModule, model, info: dict, folder: Path, model_name, warmup):
     """The SavedModel, its config asset and warm-up requests, into `folder`."""
+    # The functions themselves, not concrete functions traced beforehand: saving traces in
+    # its own context (another cache key), so each signature would be traced twice.
     signatures = {
-        "serving_default": module.serve_text.get_concrete_function(),
-        "serve": module.serve.get_concrete_function(),
-        "serve_examples": module.serve_examples.get_concrete_function(),
+        "serving_default": module.serve_text,
+        "serve": module.serve,
+        "serve_examples": module.serve_examples,
     }
     tf.saved_model.save(module, str(folder), signatures=signatures)
     encoder = model.encoder.get_config()
