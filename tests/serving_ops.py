@@ -55,15 +55,7 @@ def ops_missing_from_tf_text_2_12_1(folders) -> tuple[list, list, list]:
         [sys.executable, "-c", probe, *sorted(ops)], capture_output=True, text=True, env=env,
         check=True,
     ).stdout.split()  # fmt: skip
-    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "electra-tf-tests"
-    libraries = tf_text_2_12_1_libraries(cache)
-    pattern = rb"(?<![\w>])%s\x00"
-    missing = [
-        op
-        for op in not_core
-        if not any(re.search(pattern % re.escape(op.encode()), lib) for lib in libraries)
-    ]
-    return missing, not_core, libraries
+    return ops_missing_of_not_core(not_core)
 
 
 def ops_missing_of_not_core(not_core) -> tuple[list, list, list]:

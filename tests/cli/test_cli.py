@@ -38,6 +38,16 @@ def _main(capsys, *args):
     return code, captured.out, captured.err
 
 
+def _no_file_matches_is_one_sentence(tmp_path, capsys):
+    """A --data pattern that matches nothing: `main`'s exit status 2 and one sentence."""
+    code, _, err = _main(
+        capsys,
+        "pretrain", "--output-dir", str(tmp_path / "r"), "--data", str(tmp_path / "none*.tfrecord"),
+    )  # fmt: skip
+    assert code == 2 and "No file matches" in err
+    assert err.startswith("electra-tf pretrain: ") and len(err.strip().splitlines()) == 1
+
+
 def test_bad_configuration_is_one_sentence_and_exit_2(tmp_path, capsys):
     """Both refusals through `main` in this process; the full form, whose first refusal
     comes from a fresh `electra-tf` process, is `..._exit_2_in_a_fresh_process`."""
@@ -49,12 +59,7 @@ def test_bad_configuration_is_one_sentence_and_exit_2(tmp_path, capsys):
     assert code == 2
     assert "unknown config key 'train.learnin_rate'" in err.lower()
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
-    code, _, err = _main(
-        capsys,
-        "pretrain", "--output-dir", str(tmp_path / "r"), "--data", str(tmp_path / "none*.tfrecord"),
-    )  # fmt: skip
-    assert code == 2 and "No file matches" in err
-    assert err.startswith("electra-tf pretrain: ") and len(err.strip().splitlines()) == 1
+    _no_file_matches_is_one_sentence(tmp_path, capsys)
 
 
 @pytest.mark.slow
@@ -72,12 +77,7 @@ def test_bad_configuration_is_one_sentence_and_exit_2_in_a_fresh_process(tmp_pat
     assert "unknown config key 'train.learnin_rate'" in result.stderr.lower()
     assert "Traceback" not in result.stderr
     # The same one-sentence path in this process (main's exit status, stderr).
-    code, _, err = _main(
-        capsys,
-        "pretrain", "--output-dir", str(tmp_path / "r"), "--data", str(tmp_path / "none*.tfrecord"),
-    )  # fmt: skip
-    assert code == 2 and "No file matches" in err
-    assert err.startswith("electra-tf pretrain: ") and len(err.strip().splitlines()) == 1
+    _no_file_matches_is_one_sentence(tmp_path, capsys)
 
 
 @pytest.mark.slow

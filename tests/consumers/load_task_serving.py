@@ -1,12 +1,10 @@
 """A consumer of a fine-tuned model's SavedModel in a fresh process that never imports electra_tf.
 
-Usage: python load_task_serving.py [--not-core OPS.txt NOT_CORE.txt] VERSION_DIR INPUTS.npz
-OUTPUTS.npz [VERSION_DIR INPUTS.npz OUTPUTS.npz ...]
+Usage: python load_task_serving.py VERSION_DIR INPUTS.npz OUTPUTS.npz [VERSION_DIR INPUTS.npz
+OUTPUTS.npz ...]  (or through run_consumers.py, which can probe the ops core TensorFlow
+lacks first)
 
 One process serves every triple in turn (one TensorFlow import for several exports).
-`--not-core` first writes to NOT_CORE.txt the op names of OPS.txt (one a line) that core
-TensorFlow does not register, asked before tensorflow_text is imported (what
-`serving_ops.ops_missing_from_tf_text_2_12_1`'s probe process asks).
 INPUTS holds `texts` (and `text_pairs` for pair models), id arrays `input_word_ids`,
 `input_mask`, `input_type_ids`, and `examples` (serialized tf.Examples, base64). OUTPUTS gets
 every output of serving_default (`text/...`), serve (`ids/...`) and serve_examples
@@ -18,17 +16,7 @@ import sys
 
 import numpy as np
 import tensorflow as tf
-from tensorflow.python.framework import op_def_registry
-
-arguments = sys.argv[1:]
-if arguments[:1] == ["--not-core"]:
-    _, ops_path, not_core_path, *arguments = arguments
-    with open(ops_path) as handle:
-        names = handle.read().split()
-    with open(not_core_path, "w") as handle:
-        handle.write("\n".join(n for n in names if op_def_registry.get(n) is None))
-
-import tensorflow_text  # noqa: E402, F401 - the text signature's ops
+import tensorflow_text  # noqa: F401 - the text signature's ops
 
 
 def plain(value):
@@ -68,6 +56,7 @@ def consume(folder, inputs_path, outputs_path):
 
 
 assert "electra_tf" not in sys.modules
+arguments = sys.argv[1:]
 assert arguments and len(arguments) % 3 == 0, __doc__
 for start in range(0, len(arguments), 3):
     consume(*arguments[start : start + 3])

@@ -20,16 +20,6 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_text  # noqa: F401 - the text signature's ops
 
-mode, inputs_path, outputs_path, *folders = sys.argv[1:]
-if mode == "set_jit_off":
-    tf.config.optimizer.set_jit(False)
-elif mode == "serving_off":  # tensorflow_serving/model_servers/main.cc does this
-    library = ctypes.CDLL(os.path.join(os.path.dirname(tf.__file__), "libtensorflow_cc.so.2"))
-    library._ZN10tensorflow21DisableXlaCompilationEv()
-inputs = np.load(inputs_path)
-ids = {n: tf.constant(inputs[n]) for n in ("input_word_ids", "input_mask", "input_type_ids")}
-results = {}
-
 
 def plain(value):
     """A tensor as a NumPy array an .npz holds (strings decoded to str)."""
@@ -39,20 +29,39 @@ def plain(value):
     return array
 
 
-for i, folder in enumerate(folders):
-    loaded = tf.saved_model.load(folder)
-    try:
-        texts = tf.constant([str(t) for t in inputs["texts"]])
-        for key, value in loaded.signatures["serving_default"](text=texts).items():
-            results[f"{i}/text/{key}"] = plain(value)
-        for key, value in loaded.signatures["serve"](**ids).items():
-            results[f"{i}/ids/{key}"] = plain(value)
-    except tf.errors.OpError as error:
-        results[f"{i}/error"] = np.array(error.message)
-    try:
-        loaded.signatures["serve"](**dict(ids, input_mask=ids["input_mask"] * 2))
-        results[f"{i}/bad_mask"] = np.array("no error")
-    except tf.errors.InvalidArgumentError as error:
-        results[f"{i}/bad_mask"] = np.array(error.message)
-assert "electra_tf" not in sys.modules
-np.savez(outputs_path, **results)
+def answers(folders, inputs):
+    """{`i/text/...`, `i/ids/...` or `i/error`, `i/bad_mask`: value} for each folder `i`
+    (the OUTPUTS above); `inputs` holds the INPUTS' arrays."""
+    ids = {n: tf.constant(inputs[n]) for n in ("input_word_ids", "input_mask", "input_type_ids")}
+    results = {}
+    for i, folder in enumerate(folders):
+        loaded = tf.saved_model.load(str(folder))
+        try:
+            texts = tf.constant([str(t) for t in inputs["texts"]])
+            for key, value in loaded.signatures["serving_default"](text=texts).items():
+                results[f"{i}/text/{key}"] = plain(value)
+            for key, value in loaded.signatures["serve"](**ids).items():
+                results[f"{i}/ids/{key}"] = plain(value)
+        except tf.errors.OpError as error:
+            results[f"{i}/error"] = np.array(error.message)
+        try:
+            loaded.signatures["serve"](**dict(ids, input_mask=ids["input_mask"] * 2))
+            results[f"{i}/bad_mask"] = np.array("no error")
+        except tf.errors.InvalidArgumentError as error:
+            results[f"{i}/bad_mask"] = np.array(error.message)
+    return results
+
+
+def main(mode, inputs_path, outputs_path, *folders):
+    if mode == "set_jit_off":
+        tf.config.optimizer.set_jit(False)
+    elif mode == "serving_off":  # tensorflow_serving/model_servers/main.cc does this
+        library = ctypes.CDLL(os.path.join(os.path.dirname(tf.__file__), "libtensorflow_cc.so.2"))
+        library._ZN10tensorflow21DisableXlaCompilationEv()
+    results = answers(folders, np.load(inputs_path))
+    assert "electra_tf" not in sys.modules
+    np.savez(outputs_path, **results)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])

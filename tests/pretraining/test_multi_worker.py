@@ -72,16 +72,21 @@ SMALL = [
 ]  # fmt: skip
 
 
-def _launch(data, run, cluster, index, steps):
+def _launch(data, run, cluster, index, steps, out=None):
+    """One worker's `electra-tf pretrain`; with `out`, through `multi_worker_cli_job.py`,
+    which runs the same command and saves the worker's weights to `out`."""
     env = dict(
         os.environ,
         TF_CPP_MIN_LOG_LEVEL="3",
         TF_CONFIG=json.dumps({"cluster": cluster, "task": {"type": "worker", "index": index}}),
     )
+    program = ["-m", "electra_tf.cli", "pretrain"]
+    if out is not None:
+        program = [os.path.join(HERE, "multi_worker_cli_job.py"), str(out)]
     command = [
-        sys.executable, "-m", "electra_tf.cli", "pretrain", "--recipe", "tiny", "--data", data,
-        "--output-dir", run, "--strategy", "multi_worker", "--steps", str(steps),
-        "--batch-size", "8", "--verbose", "0", *SMALL,
+        sys.executable, *program, "--recipe", "tiny", "--data", data, "--output-dir", run,
+        "--strategy", "multi_worker", "--steps", str(steps), "--batch-size", "8",
+        "--verbose", "0", *SMALL,
     ]  # fmt: skip
     return subprocess.Popen(
         command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -139,27 +144,10 @@ def test_a_lost_worker_stops_the_survivor_and_a_relaunch_resumes_exactly(tmp_pat
 QUICK_STEPS, QUICK_KILL_AFTER = 6, 2
 
 
-def _launch_saving(data, run, cluster, index, out):
-    """`_launch` through `multi_worker_cli_job.py`: the same command, weights saved to `out`."""
-    env = dict(
-        os.environ,
-        TF_CPP_MIN_LOG_LEVEL="3",
-        TF_CONFIG=json.dumps({"cluster": cluster, "task": {"type": "worker", "index": index}}),
-    )
-    command = [
-        sys.executable, os.path.join(HERE, "multi_worker_cli_job.py"), str(out),
-        "--recipe", "tiny", "--data", data, "--output-dir", run, "--strategy", "multi_worker",
-        "--steps", str(QUICK_STEPS), "--batch-size", "8", "--verbose", "0", *SMALL,
-    ]  # fmt: skip
-    return subprocess.Popen(
-        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-
-
 def _pair(data, run, outs):
     """Two workers of one run on fresh ports: their Popen objects."""
     cluster = {"worker": [f"127.0.0.1:{p}" for p in _free_ports(2)]}
-    return [_launch_saving(data, run, cluster, i, out) for i, out in enumerate(outs)]
+    return [_launch(data, run, cluster, i, QUICK_STEPS, out) for i, out in enumerate(outs)]
 
 
 @pytest.fixture(scope="module")

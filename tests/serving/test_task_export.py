@@ -48,13 +48,15 @@ def _examples(ids, mask, types):
 
 def _consume_all(jobs, work, ops):
     """Runs tests/consumers/load_task_serving.py once on every `(folder, inputs)` of `jobs`
-    ({name: ...}): one fresh process for them all, which first probes which of `ops` core
-    TensorFlow lacks; ({name: {output key: value}}, those ops)."""
+    ({name: ...}): one fresh process for them all (run_consumers.py), which first probes
+    which of `ops` core TensorFlow lacks; ({name: {output key: value}}, those ops)."""
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     env.pop("PYTHONPATH", None)
     (work / "ops.txt").write_text("\n".join(sorted(ops)))
-    command = [sys.executable, str(TESTS / "consumers" / "load_task_serving.py"), "--not-core"]
+    consumers = TESTS / "consumers"
+    command = [sys.executable, str(consumers / "run_consumers.py"), "--not-core"]
     command += [str(work / "ops.txt"), str(work / "not_core.txt")]
+    command += ["--", str(consumers / "load_task_serving.py")]
     for name, (folder, inputs) in jobs.items():
         np.savez(work / f"inputs-{name}.npz", **inputs)
         command += [str(folder), str(work / f"inputs-{name}.npz"), str(work / f"out-{name}.npz")]

