@@ -8,6 +8,12 @@ portable `keras.ops` forms. The random draws are the same bits everywhere, so ma
 samples and corrupted inputs must be identical, and losses, gradients and the weights
 after three `fit` steps equal within 1e-5. JAX also runs the three steps with the batch
 split over two CPU devices (`keras.distribution.DataParallel`).
+
+The default suite also checks every pre-training objective here (the default twins of
+test_backends_objectives.py, `objectives_child.py`): one JAX and one PyTorch child
+(`backends_child.py`) run both scripts' work, while this process runs the TensorFlow
+reference of both: two imports of a backend less, and one file's children, not two files'
+at once.
 """
 
 import pathlib
@@ -15,8 +21,18 @@ import pathlib
 import numpy as np
 import pytest
 from backend_runs import run_child, wait_child
+from objectives_checks import (
+    CASES,
+    DEFAULT_PAIRS,
+    JAX_DEFAULT,
+    case_outputs,
+    check_losses_reports_and_gradients,
+    check_masking_and_sampling_have_teeth,
+)
 
 CHILD = pathlib.Path(__file__).with_name("backend_child.py")
+BOTH_CHILD = pathlib.Path(__file__).with_name("backends_child.py")
+BACKENDS = ("tensorflow", "jax", "torch")
 # Test-only: XLA's CPU compiler at its lowest optimisation compiles the step in half the
 # time (the numbers checked here do not depend on it); two host devices for DataParallel.
 JAX_FLAGS = (
@@ -29,30 +45,58 @@ def _run(backend, weights, out, sampler):
     return run_child(CHILD, backend, [weights, out, sampler], JAX_FLAGS)
 
 
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory):
+    """The default suite's runs: `(batch, objectives)`, each `{backend: outputs}`, of
+    `backend_child.main` and of `objectives_child.main` (every case on TensorFlow and
+    PyTorch, `JAX_DEFAULT` on JAX). TensorFlow runs both in this process while one JAX and
+    one PyTorch child (`backends_child.py`) start and then run both."""
+    folder = tmp_path_factory.mktemp("backends")
+    weights, objectives = folder / "tiny.weights.h5", folder / "objectives"
+    objectives.mkdir()
+    np.save(objectives / "unigram_counts.npy", np.arange(131, dtype=np.int64))
+
+    def start(backend, cases):
+        args = [weights, folder / f"{backend}.npz", "inverse_cdf", objectives, *cases]
+        return run_child(BOTH_CHILD, backend, args, JAX_FLAGS)
+
+    # All three at once: TensorFlow writes the weights, the others wait for them.
+    children = {"jax": start("jax", JAX_DEFAULT), "torch": start("torch", CASES)}
+    import backend_child
+    import objectives_child
+
+    backend_child.main(str(weights), str(folder / "tensorflow.npz"), "inverse_cdf")
+    objectives_child.main(str(objectives), CASES)
+    for backend, process in children.items():
+        wait_child(process, backend)
+    batch = {b: dict(np.load(folder / f"{b}.npz")) for b in BACKENDS}
+    return batch, {b: dict(np.load(objectives / f"{b}.npz")) for b in BACKENDS}
+
+
 @pytest.fixture(
     scope="module", params=["in_process", pytest.param("child", marks=pytest.mark.slow)]
 )
 def results(request, tmp_path_factory):
-    """`{backend: outputs}`. The default suite runs the TensorFlow reference in this process
-    (`backend_child.main`, while the JAX and PyTorch children start: an import of TensorFlow
-    less); the slow `child` form, every test's full form, runs it in a child of its own."""
+    """`{backend: outputs}`. The default suite's `in_process` form is `shared`'s (TensorFlow
+    in this process); the slow `child` form, every test's full form, runs each backend in a
+    child of its own."""
+    if request.param == "in_process":
+        return request.getfixturevalue("shared")[0]
     folder = tmp_path_factory.mktemp("backends")
     weights = folder / "tiny.weights.h5"
-    runs = {}
     # All three at once: TensorFlow writes the weights, the others wait for them.
-    backends = ("tensorflow", "jax", "torch")
-    if request.param == "in_process":
-        backends = ("jax", "torch")
-    children = {b: _run(b, weights, folder / f"{b}.npz", "inverse_cdf") for b in backends}
-    if request.param == "in_process":
-        import backend_child
-
-        backend_child.main(str(weights), str(folder / "tensorflow.npz"), "inverse_cdf")
+    children = {b: _run(b, weights, folder / f"{b}.npz", "inverse_cdf") for b in BACKENDS}
     for backend, process in children.items():
         wait_child(process, backend)
-    for backend in ("tensorflow", "jax", "torch"):
-        runs[backend] = dict(np.load(folder / f"{backend}.npz"))
-    return runs
+    return {b: dict(np.load(folder / f"{b}.npz")) for b in BACKENDS}
+
+
+@pytest.fixture(scope="module")
+def quick(shared):
+    """The objectives' default runs (every case on TensorFlow, in this process, and on
+    PyTorch, `JAX_DEFAULT` on JAX); test_backends_objectives.py's slow `results` runs every
+    case on every backend, each in a child of its own: the full form."""
+    return shared[1]
 
 
 @pytest.mark.parametrize("backend", ["jax", "torch"])
@@ -118,3 +162,61 @@ def test_the_pretrain_command_refuses_torch_and_trains_on_jax(results):
     message = str(results["jax"]["cli_refusal"])
     expected = "--text needs --vocab-file (learn one with electra-tf prepare)."
     assert message == f"2 electra-tf pretrain: {expected}"
+
+
+@pytest.mark.parametrize(("backend", "case"), DEFAULT_PAIRS)
+def test_losses_reports_and_gradients_are_equal_quick(quick, backend, case):
+    """Default twin of test_backends_objectives.py's
+    `test_losses_reports_and_gradients_are_equal` (slow: every case on JAX too, in children
+    of its own): the same checks on `DEFAULT_PAIRS`."""
+    check_losses_reports_and_gradients(quick, backend, case)
+
+
+@pytest.mark.parametrize(("backend", "case"), DEFAULT_PAIRS)
+def test_masking_and_sampling_have_teeth_quick(quick, backend, case):
+    """Default twin of test_backends_objectives.py's
+    `test_masking_and_sampling_have_teeth` (slow: every case on JAX too, in children of its
+    own)."""
+    check_masking_and_sampling_have_teeth(quick, backend, case)
+
+
+@pytest.mark.parametrize("backend", ["jax", "torch"])
+def test_bert_mlm_trains_its_masked_lm_and_nothing_else(quick, backend):
+    results = quick  # its cases run on every backend in the default suite
+    reference = case_outputs(results["tensorflow"], "bert_mlm")
+    other = case_outputs(results[backend], "bert_mlm")
+    np.testing.assert_allclose(other["fit/step_loss"], reference["fit/step_loss"], rtol=1e-5)
+    weights = [k for k in reference if k.startswith("weight/")]
+    assert weights and set(weights) == {k for k in other if k.startswith("weight/")}
+    moved = frozen = 0
+    for key in weights:
+        np.testing.assert_allclose(other[key], reference[key], rtol=1e-5, atol=1e-5, err_msg=key)
+        initial = other["initial/" + key[len("weight/") :]]
+        # Its own generator layers and the replaced-token head: no step, no weight decay.
+        if key.startswith("weight/generator/") or "discriminator_predictions" in key:
+            np.testing.assert_array_equal(other[key], initial, err_msg=key)
+            frozen += 1
+        elif np.abs(other[key] - initial).max() > 0:
+            moved += 1
+    assert frozen >= 10 and moved >= 10
+
+
+@pytest.mark.parametrize("backend", ["jax", "torch"])
+def test_two_stage_switches_and_copies_on_every_backend(quick, backend):
+    results = quick  # its cases run on every backend in the default suite
+    reference = case_outputs(results["tensorflow"], "two_stage")
+    other = case_outputs(results[backend], "two_stage")
+    assert int(other["fit/stage"]) == int(reference["fit/stage"]) == 2
+    np.testing.assert_allclose(other["fit/step_loss"], reference["fit/step_loss"], rtol=1e-5)
+    weights = [k for k in reference if k.startswith("weight/")]
+    for key in weights:
+        np.testing.assert_allclose(other[key], reference[key], rtol=1e-5, atol=1e-5, err_msg=key)
+    # The discriminator's encoder started from the generator's: one step away from it.
+    pairs = [
+        (k, k.replace("/discriminator/encoder/", "/generator/encoder/"))
+        for k in weights
+        if "/discriminator/encoder/" in k
+    ]
+    assert len(pairs) > 10
+    for disc, gen in pairs:
+        assert np.abs(other[disc] - other[gen]).max() < 2e-2, disc
