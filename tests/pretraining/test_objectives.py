@@ -34,24 +34,57 @@ EXTRA = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(OBJECTIVES))
-def test_every_objective_trains_and_lowers_its_loss(name, tmp_path):
-    overrides = [f"objective.name={name}", "train.learning_rate=3e-3", "train.num_steps=40"]
-    overrides += EXTRA.get(name, [])
+def _overrides(name, tmp_path, learning_rate):
+    """`name`'s objective overrides, at `learning_rate`, for 40 steps."""
+    overrides = [f"objective.name={name}", f"train.learning_rate={learning_rate}"]
+    overrides += ["train.num_steps=40", *EXTRA.get(name, [])]
     if name == "unigram":
         overrides.append(f"objective.unigram_counts={_counts_file(tmp_path)}")
+    return overrides
+
+
+#: the loss each objective's training must lower (`loss` where not named).
+LOSS_KEY = {"bert_mlm": "mlm_loss", "replace_mlm": "disc_mlm_loss"}
+LOSS_KEY["all_tokens_mlm"] = "all_tokens_loss"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(OBJECTIVES))
+def test_every_objective_trains_and_lowers_its_loss(name, tmp_path):
+    overrides = _overrides(name, tmp_path, "3e-3")
     keras.utils.set_random_seed(0)
     model = ElectraPretrainer(tiny_config(*overrides))
     model.compile()
     history = model.fit(structured_dataset(), steps_per_epoch=10, epochs=4, verbose=0).history
     assert all(math.isfinite(v) for v in history["loss"])
-    key = {"bert_mlm": "mlm_loss", "replace_mlm": "disc_mlm_loss"}.get(name, "loss")
-    if name == "all_tokens_mlm":
-        key = "all_tokens_loss"
+    key = LOSS_KEY.get(name, "loss")
     if name == "two_stage":  # stage 2 switches losses: compare within stage 2
         assert history["disc_loss"][-1] < history["disc_loss"][1]
     else:
         assert history[key][-1] < history[key][0]
+    expected_flops = OBJECTIVES[name].train_flops(model.config)
+    assert train_flops_per_step(model.config) == expected_flops > 0
+
+
+@pytest.mark.parametrize("name", sorted(OBJECTIVES))
+def test_every_objective_trains_and_lowers_its_loss_quick(name, tmp_path):
+    """Default twin of `test_every_objective_trains_and_lowers_its_loss` (slow: 40 traced
+    steps on a stream, the loss compared across epochs): three eager steps (for so few, cheaper
+    than tracing the step) on one batch lower its loss, evaluated before and after (evaluation
+    draws the same masks every time); two-stage's first three cross its switch, and three more
+    lower the discriminator's loss."""
+    keras.utils.set_random_seed(0)
+    model = ElectraPretrainer(tiny_config(*_overrides(name, tmp_path, "1e-2")))
+    model.compile(run_eagerly=True)
+    batch = tf.data.Dataset.from_tensors(next(iter(structured_dataset(batch=8))))
+    key = "disc_loss" if name == "two_stage" else LOSS_KEY.get(name, "loss")
+    if name == "two_stage":  # stage 2 switches losses: compare within stage 2
+        model.fit(batch.repeat(), steps_per_epoch=3, epochs=1, verbose=0)
+        assert model.objective.stage == 2
+    before = model.evaluate(batch, return_dict=True, verbose=0)[key]
+    history = model.fit(batch.repeat(), steps_per_epoch=3, epochs=1, verbose=0).history
+    assert all(math.isfinite(v) for v in history["loss"])
+    assert model.evaluate(batch, return_dict=True, verbose=0)[key] < before - 0.05
     expected_flops = OBJECTIVES[name].train_flops(model.config)
     assert train_flops_per_step(model.config) == expected_flops > 0
 
@@ -189,7 +222,21 @@ def test_two_stage_needs_equal_untied_models():
         ElectraPretrainer(tiny_config("objective.name=two_stage"))
 
 
+@pytest.mark.slow
 def test_two_stage_copies_then_freezes_the_generator():
+    _check_two_stage_copies_then_freezes_the_generator(run_eagerly=False)
+
+
+def test_two_stage_copies_then_freezes_the_generator_quick():
+    """Default twin of `test_two_stage_copies_then_freezes_the_generator` (slow: the step
+    traced, once per `fit`): the same seven steps and checks, run eagerly (for so few steps,
+    cheaper than three traces)."""
+    _check_two_stage_copies_then_freezes_the_generator(run_eagerly=True)
+
+
+def _check_two_stage_copies_then_freezes_the_generator(run_eagerly):
+    """Two stage-1 steps leave the discriminator alone; the switch copies the generator's
+    encoder into it, and stage 2 leaves the generator alone."""
     config = tiny_config(
         *EXTRA["two_stage"],
         "objective.name=two_stage",
@@ -198,7 +245,7 @@ def test_two_stage_copies_then_freezes_the_generator():
     )
     keras.utils.set_random_seed(0)
     model = ElectraPretrainer(config)
-    model.compile()
+    model.compile(run_eagerly=run_eagerly)
     disc_before = [w.numpy() for w in model.discriminator.weights]
     model.fit(
         structured_dataset(), steps_per_epoch=2, epochs=1, verbose=0
