@@ -173,11 +173,23 @@ def test_mixed_precision_trains_with_float32_sampling(precision):
     assert moved > len(before) // 2
 
 
+@pytest.mark.slow
 def test_learning_rate_log_follows_the_schedule():
+    _check_learning_rate_log_follows_the_schedule(run_eagerly=False)
+
+
+def test_learning_rate_log_follows_the_schedule_quick():
+    """Default twin of `test_learning_rate_log_follows_the_schedule` (slow: the step traced):
+    the same three steps, run eagerly (for three steps, cheaper than the trace)."""
+    _check_learning_rate_log_follows_the_schedule(run_eagerly=True)
+
+
+def _check_learning_rate_log_follows_the_schedule(run_eagerly):
+    """Three steps of a warmup-4, 8-step schedule log its worked-out learning rates."""
     model = ElectraPretrainer(
         tiny_config("train.warmup_steps=4", "train.num_steps=8", "train.learning_rate=0.1")
     )
-    model.compile()
+    model.compile(run_eagerly=run_eagerly)
     assert isinstance(model.optimizer, ElectraAdamW)
     history = model.fit(_dataset(batch=4), steps_per_epoch=1, epochs=3, verbose=0).history
     # Steps 0, 1, 2: 0.1 * (1 - s/8) * s/4.
