@@ -45,6 +45,19 @@ def check_backend(config: ElectraConfig) -> None:
             f"train.mixed_precision='mixed_float16' runs on TensorFlow and JAX only; on {name} "
             "train in float32 or mixed_bfloat16, or pass --backend jax or tensorflow."
         )
+    if train.mixed_precision == "mixed_float16" and not config.model.dropout and _jax_on_cpu():
+        raise ConfigError(
+            "train.mixed_precision='mixed_float16' with model.dropout=0 does not compile on "
+            "JAX's CPU backend (its float16 attention kernel is GPU-only); train in float32 or "
+            "mixed_bfloat16 there, or set model.dropout above 0."
+        )
+
+
+def _jax_on_cpu() -> bool:
+    """Whether JAX runs on its CPU backend (no GPU or TPU)."""
+    import jax
+
+    return jax.default_backend() == "cpu"
 
 
 def set_distribution(train) -> None:

@@ -77,3 +77,16 @@ def test_mixed_float16_is_refused_on_torch_only(monkeypatch):
     monkeypatch.setattr(portable_run.keras.config, "backend", lambda: "torch")
     with pytest.raises(ConfigError, match="mixed_float16' runs on TensorFlow and JAX only"):
         portable_run.check_backend(config)
+
+
+def test_mixed_float16_without_dropout_is_refused_on_jax_cpu_only(monkeypatch):
+    config = load_recipe("tiny").override(
+        "train.mixed_precision=mixed_float16", "model.dropout=0.0"
+    )
+    monkeypatch.setattr(portable_run.keras.config, "backend", lambda: "jax")
+    monkeypatch.setattr(portable_run, "_jax_on_cpu", lambda: True)
+    with pytest.raises(ConfigError, match="model.dropout=0 does not compile on JAX's CPU"):
+        portable_run.check_backend(config)
+    portable_run.check_backend(config.override("model.dropout=0.1"))
+    monkeypatch.setattr(portable_run, "_jax_on_cpu", lambda: False)  # a GPU
+    portable_run.check_backend(config)
