@@ -60,6 +60,7 @@ from electra_tf.pretraining.portable_checkpoint import (
     readable_here,
     write_variables,
 )
+from electra_tf.pretraining.tensorflow_checkpoint import read_tensorflow_weights
 
 __all__ = [
     "Checkpointer",
@@ -346,6 +347,9 @@ class Checkpointer:
 def load_pretrainer(path, allow_suspect: bool = False):
     """A compiled `ElectraPretrainer` with the weights (and optimizer state) of a checkpoint.
 
+    A checkpoint written on TensorFlow (`ckpt.*`) gives only its weights on another backend
+    (`tensorflow_checkpoint`): enough for `--init`, not for resuming.
+
     Args:
         path: a `step-N` folder, a run folder or its `checkpoints/` folder (newest
             checkpoint that verifies).
@@ -359,7 +363,6 @@ def load_pretrainer(path, allow_suspect: bool = False):
         raise ConfigError(f"No checkpoint found at {path} (expected a step-N folder or a run).")
     if not allow_suspect:
         refuse_suspect(folder)
-    readable_here(folder, backend.name())
     config = ElectraConfig.from_json((folder / "config.json").read_text(), str(folder))
     model = ElectraPretrainer(config)
     # Compiled, as when it was saved: Keras 3's object graph lists the compiled model's
@@ -369,6 +372,9 @@ def load_pretrainer(path, allow_suspect: bool = False):
     try:
         if is_portable(folder):  # written on JAX: read on any backend
             read_variables(model, folder)
+            return model
+        if backend.name() != "tensorflow":
+            read_tensorflow_weights(model, folder)  # the weights only: no optimizer state
             return model
         status = checkpoint_object(model).read(str(folder / "ckpt"))
         status.assert_existing_objects_matched()

@@ -67,7 +67,7 @@ def detection_pass(model, dataset, seed: int = 0):
         (labels, logits, token_ids, weights, padding_mask): numpy arrays `[examples, S]`;
         `weights` are the loss weights (objective electra_15 weighs masked positions only).
     """
-    import tensorflow as tf
+    from keras import ops
 
     from electra_tf.pretraining.objectives import StepContext
 
@@ -77,8 +77,8 @@ def detection_pass(model, dataset, seed: int = 0):
         size = int(batch["token_ids"].shape[0])
         context = StepContext(
             seed=seed,
-            step=tf.constant(index, tf.int64),
-            example_index=tf.range(size),
+            step=ops.convert_to_tensor(index, "int64"),
+            example_index=ops.arange(size, dtype="int32"),
             num_replicas=1,
         )
         output = model.objective(batch, context, training=False, with_gradients=False)

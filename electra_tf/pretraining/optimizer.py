@@ -370,6 +370,8 @@ class _ReplicaSafeLossScaleOptimizer(keras.optimizers.LossScaleOptimizer):
 
     def check_finite(self, grads):
         finite = super().check_finite(grads)
+        if backend.name() != "tensorflow":  # one device or keras.distribution: a global batch
+            return finite
         context = tf.distribute.get_replica_context()
         if context is not None and context.num_replicas_in_sync > 1:
             bad = context.all_reduce(tf.distribute.ReduceOp.SUM, 1.0 - tf.cast(finite, tf.float32))
@@ -387,8 +389,9 @@ class _ReplicaSafeLossScaleOptimizer(keras.optimizers.LossScaleOptimizer):
         super().apply(grads, trainable_variables)
         inner = self.inner_optimizer
         moments = list(getattr(inner, "_momentums", [])) + list(getattr(inner, "_velocities", []))
-        moments_finite = tf.reduce_all([tf.reduce_all(tf.math.is_finite(m)) for m in moments])
-        return tf.logical_and(moments_finite, tf.logical_or(finite, tf.logical_not(at_floor)))
+        checks = [ops.all(ops.isfinite(m)) for m in moments]
+        moments_finite = ops.all(ops.stack(checks)) if checks else True
+        return ops.logical_and(moments_finite, ops.logical_or(finite, ops.logical_not(at_floor)))
 
 
 def build_optimizer(train, mixed_precision: str = "float32", num_steps: int | None = None):

@@ -48,14 +48,16 @@ def is_portable(folder) -> bool:
 
 
 def readable_here(folder, backend: str) -> bool:
-    """Whether this backend reads the checkpoint `folder`: a portable one on any backend, one
-    of `tf.train.Checkpoint` on TensorFlow; else `ConfigError` in one sentence."""
+    """Whether this backend resumes from the checkpoint `folder`: a portable one on any
+    backend, one of `tf.train.Checkpoint` on TensorFlow; else `ConfigError` in one sentence.
+    (Its weights alone, for `--init`, are read on any backend: `load_pretrainer`.)"""
     if is_portable(folder) or backend == "tensorflow":
         return True
     raise ConfigError(
-        f"Checkpoint {folder} was written by a run on TensorFlow (ckpt.*), which the {backend} "
-        "backend does not read; use it with --backend tensorflow (a run resumes on the "
-        "backend it started on)."
+        f"Checkpoint {folder} was written by a run on TensorFlow (ckpt.*): resuming it needs "
+        f"its optimizer state, which the {backend} backend does not read, so resume it with "
+        "--backend tensorflow (a run resumes on the backend it started on), or start a new "
+        f"run on {backend} from its weights with --init."
     )
 
 

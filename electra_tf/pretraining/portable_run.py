@@ -4,9 +4,10 @@
 train step (`portable_step`), the checkpoints are `variables.npz` (`portable_checkpoint`),
 and the devices are Keras's: `train.strategy=mirrored` splits each batch over every
 device (`keras.distribution.DataParallel`; on a CPU, `--cpu-devices N` makes N), and
-`default` trains on one. `tf.distribute`'s other strategies and mixed_float16's loss
-scaling are TensorFlow's: refused in one sentence before anything is written (as is an
-objective not written in `keras.ops`; today all are).
+`default` trains on one. `tf.distribute`'s other strategies are TensorFlow's: refused in
+one sentence before anything is written (as is an objective not written in `keras.ops`;
+today all are). mixed_float16's dynamic loss scaling runs on JAX too (`portable_step`),
+not on PyTorch.
 """
 
 from __future__ import annotations
@@ -34,14 +35,29 @@ def check_backend(config: ElectraConfig) -> None:
             f"objective.name={objective!r} trains on the TensorFlow backend only for now; on "
             f"{name} choose one of {', '.join(portable)}, or pass --backend tensorflow."
         )
-    if train.strategy not in PORTABLE_STRATEGIES or train.mixed_precision == "mixed_float16":
-        setting = f"train.strategy={train.strategy!r}"
-        if train.strategy in PORTABLE_STRATEGIES:
-            setting = "train.mixed_precision='mixed_float16'"
+    if train.strategy not in PORTABLE_STRATEGIES:
         raise ConfigError(
-            f"{setting} runs on the TensorFlow backend only; on {name} train with the default "
-            "or mirrored strategy in float32 or mixed_bfloat16, or pass --backend tensorflow."
+            f"train.strategy={train.strategy!r} runs on the TensorFlow backend only; on {name} "
+            "train with the default or mirrored strategy, or pass --backend tensorflow."
         )
+    if train.mixed_precision == "mixed_float16" and name != "jax":
+        raise ConfigError(
+            f"train.mixed_precision='mixed_float16' runs on TensorFlow and JAX only; on {name} "
+            "train in float32 or mixed_bfloat16, or pass --backend jax or tensorflow."
+        )
+    if train.mixed_precision == "mixed_float16" and not config.model.dropout and _jax_on_cpu():
+        raise ConfigError(
+            "train.mixed_precision='mixed_float16' with model.dropout=0 does not compile on "
+            "JAX's CPU backend (its float16 attention kernel is GPU-only); train in float32 or "
+            "mixed_bfloat16 there, or set model.dropout above 0."
+        )
+
+
+def _jax_on_cpu() -> bool:
+    """Whether JAX runs on its CPU backend (no GPU or TPU)."""
+    import jax
+
+    return jax.default_backend() == "cpu"
 
 
 def set_distribution(train) -> None:

@@ -31,6 +31,7 @@ from keras import ops
 
 from electra_tf.ops import backend
 from electra_tf.pretraining.objectives.base import StepOutput
+from electra_tf.pretraining.optimizer import MIN_LOSS_SCALE
 
 __all__ = ["PortableSteps"]
 
@@ -56,6 +57,21 @@ def _present(grads, variables):
     """(gradients, variables) of the pairs whose gradient is not None."""
     pairs = [(g, v) for g, v in zip(grads, variables, strict=True) if g is not None]
     return [g for g, _ in pairs], [v for _, v in pairs]
+
+
+def _loss_scale(optimizer):
+    """The dynamic loss scale (float32) of a loss-scaled optimizer (mixed_float16), else None
+    (inside a `StatelessScope` that maps the optimizer's variables)."""
+    if not isinstance(optimizer, keras.optimizers.LossScaleOptimizer):
+        return None
+    return ops.cast(ops.convert_to_tensor(optimizer.dynamic_scale), "float32")
+
+
+def _positions(variables, wanted):
+    """The positions in `variables` of each of `wanted` (by identity: a Keras variable's
+    `==` compares values)."""
+    where = {id(variable): index for index, variable in enumerate(variables)}
+    return [where[id(variable)] for variable in wanted]
 
 
 def _finite_verdict(loss, grads):
@@ -113,20 +129,23 @@ class PortableSteps:
                 step = ops.convert_to_tensor(self.optimizer.iterations)
                 context = self._context(batch, self.config.train.seed, step)
                 output = self.objective(batch, context, training=training, with_gradients=False)
+                scale = _loss_scale(self.optimizer)
             updated = _values_after(scope, self.non_trainable_variables, non_trainable)
             # JAX carries pytrees out of a transformation: the output's fields, not the object.
             fields = dataclasses.asdict(output)
             trained.extend(fields.pop("trained"))
-            return output.loss, (fields, updated)
+            loss = output.loss if scale is None else ops.cast(output.loss, "float32") * scale
+            return loss, (fields, updated)
 
         grad_fn = jax.value_and_grad(loss_and_updates, has_aux=True)
         (loss, (fields, non_trainable)), grads = grad_fn(trainable)
         grads = _trained_only(grads, self.trainable_variables, trained)
         return loss, fields, grads, non_trainable
 
-    def _jax_apply(self, optimizer_values, grads, trainable):
+    def _jax_apply(self, optimizer_values, grads, trainable, optimizer=None):
         """`optimizer.stateless_apply` for the variables with a gradient only: the others
-        keep their values and their optimizer slots.
+        keep their values and their optimizer slots. `optimizer`: the model's, or the one a
+        loss-scaled optimizer wraps (its variables are among the model's optimizer's).
 
         Returns:
             (trainable values, optimizer values) after the update.
@@ -136,7 +155,7 @@ class PortableSteps:
             *zip(self.optimizer.variables, optimizer_values, strict=True),
         ]
         with keras.StatelessScope(state_mapping=mapping) as scope:
-            self.optimizer.apply(*_present(grads, self.trainable_variables))
+            (optimizer or self.optimizer).apply(*_present(grads, self.trainable_variables))
         trainable = _values_after(scope, self.trainable_variables, trainable)
         return trainable, _values_after(scope, self.optimizer.variables, optimizer_values)
 
@@ -150,12 +169,64 @@ class PortableSteps:
         mapping = list(zip(self.optimizer.variables, optimizer_values, strict=True))
         with keras.StatelessScope(state_mapping=mapping):
             learning_rate = ops.convert_to_tensor(self.optimizer.learning_rate)
-        trainable, optimizer_values = self._jax_apply(optimizer_values, grads, trainable)
+        if not isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer):
+            trainable, optimizer_values = self._jax_apply(optimizer_values, grads, trainable)
+        else:
+            trainable, optimizer_values, finite = self._jax_scaled_apply(
+                optimizer_values, grads, trainable, finite
+            )
         mapping = list(zip(self.metrics_variables, metric_values, strict=True))
         with keras.StatelessScope(state_mapping=mapping) as scope:
             logs = self._step_logs(output, learning_rate, finite)
         metric_values = _values_after(scope, self.metrics_variables, metric_values)
         return logs, (trainable, non_trainable, optimizer_values, metric_values)
+
+    def _jax_scaled_apply(self, optimizer_values, grads, trainable, finite):
+        """mixed_float16 on JAX: TensorFlow's dynamic loss scaling (Keras's
+        `LossScaleOptimizer`, as `_ReplicaSafeLossScaleOptimizer` sets it), stateless.
+
+        The gradients (of the loss times the scale) are unscaled and applied when they are
+        all finite; otherwise the step is skipped (weights, moments and the step counter
+        keep their values) and the scale halves, down to `MIN_LOSS_SCALE`. After
+        `dynamic_growth_steps` finite steps in a row the scale doubles.
+
+        Returns:
+            (trainable values, optimizer values, verdict): the verdict (1.0 or 0.0) is
+            false, as on TensorFlow, for a skip with the scale already at its floor or for
+            a non-finite moment.
+        """
+        optimizer = self.optimizer
+        own = _positions(optimizer.variables, [optimizer.dynamic_scale])[0]
+        counter_at = _positions(optimizer.variables, [optimizer.step_counter])[0]
+        inner = optimizer.inner_optimizer
+        moment_at = _positions(
+            optimizer.variables,
+            [*getattr(inner, "_momentums", []), *getattr(inner, "_velocities", [])],
+        )
+        scale, counter = optimizer_values[own], optimizer_values[counter_at]
+        unscaled = [None if g is None else g / ops.cast(scale, g.dtype) for g in grads]
+        applied = ops.cast(finite, "bool")
+        new_trainable, new_values = self._jax_apply(optimizer_values, unscaled, trainable, inner)
+        pairs = zip(new_trainable, trainable, strict=True)
+        trainable = [ops.where(applied, n, o) for n, o in pairs]
+        pairs = zip(new_values, optimizer_values, strict=True)
+        new_values = [ops.where(applied, n, o) for n, o in pairs]
+        grow = ops.logical_and(applied, ops.equal(counter, optimizer.dynamic_growth_steps - 1))
+        new_values[own] = ops.where(
+            applied,
+            ops.where(grow, scale * 2.0, scale),
+            ops.maximum(scale * 0.5, MIN_LOSS_SCALE),
+        )
+        new_values[counter_at] = ops.where(
+            ops.logical_and(applied, ops.logical_not(grow)), counter + 1, ops.zeros_like(counter)
+        )
+        moments = [ops.all(ops.isfinite(new_values[i])) for i in moment_at]
+        moments_finite = ops.all(ops.stack(moments)) if moments else ops.convert_to_tensor(True)
+        at_floor = ops.less_equal(scale, MIN_LOSS_SCALE)
+        verdict = ops.logical_and(
+            moments_finite, ops.logical_or(applied, ops.logical_not(at_floor))
+        )
+        return trainable, new_values, ops.cast(verdict, "float32")
 
     def _torch_loss_and_gradients(self, batch, training):
         """(`StepOutput`, gradients of the trainable variables, None where the objective

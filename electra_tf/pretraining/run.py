@@ -34,6 +34,7 @@ from electra_tf.pretraining.checkpoint import Checkpointer
 from electra_tf.pretraining.checkpoint_checks import READ_ERRORS
 from electra_tf.pretraining.distribute import make_strategy, worker_info
 from electra_tf.pretraining.objectives import train_flops_per_step
+from electra_tf.pretraining.portable_checkpoint import readable_here
 from electra_tf.pretraining.portable_run import check_backend, set_distribution
 from electra_tf.pretraining.pretrainer import ElectraPretrainer
 from electra_tf.pretraining.run_config import (
@@ -282,6 +283,7 @@ def _resume(checkpointer: Checkpointer, config, output_dir, resume: bool) -> int
             )
         saved = ElectraConfig.from_json((latest / "config.json").read_text(), str(latest))
         check_resume_config(saved, config, latest)
+        readable_here(latest, keras.config.backend())  # another backend's: refused, kept
         try:
             return checkpointer.restore(latest)
         except READ_ERRORS as error:

@@ -277,7 +277,7 @@ class Objective:
             **reports: `mlm`, `discriminator` and `extra`, as `StepOutput` takes them.
         """
         weighted = [weighted for _, weighted, _ in passes]
-        if backend.name() == "tensorflow":
+        if backend.tensorflow_fast_paths():  # one AddN in TensorFlow's graph
             loss = tf.add_n(weighted)
         else:
             loss = weighted[0]

@@ -1,0 +1,122 @@
+"""The weights of a checkpoint written on TensorFlow (`ckpt.*`), read on another backend.
+
+A run on TensorFlow saves `tf.train.Checkpoint(model=, optimizer=, states=)`
+(`checkpoint.checkpoint_object`). Its object graph lists the optimizer's
+`_trainable_variables` (the model's trainable variables, in creation order) and
+`states` (every non-trainable variable, by position); the model creates its variables
+in the same order on every backend, so on JAX or PyTorch each is read by that name
+(`optimizer/_trainable_variables/<i>`, `states/<i>`), shape checked, and assigned. The
+optimizer's moments and step are not read: this is for `--init` (and `export`,
+`evaluate`), which take the weights only; resuming needs the optimizer state too and
+stays on the backend the run started on.
+
+TensorFlow is imported only here, lazily, to read the file; where it is not installed
+the checkpoint is refused in one sentence that says how to convert it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from electra_tf.config import ConfigError
+from electra_tf.ops import backend
+
+__all__ = ["read_tensorflow_weights", "TRAINABLE", "STATES"]
+
+#: Where the object graph lists the model's trainable and non-trainable variables.
+TRAINABLE = ("optimizer/_trainable_variables", "optimizer/inner_optimizer/_trainable_variables")
+STATES = ("states",)
+
+
+def _object_graph(reader, tf):
+    """The checkpoint's object graph (`TrackableObjectGraph` proto)."""
+    from tensorflow.core.protobuf import trackable_object_graph_pb2
+
+    graph = trackable_object_graph_pb2.TrackableObjectGraph()
+    graph.ParseFromString(reader.get_tensor("_CHECKPOINTABLE_OBJECT_GRAPH"))
+    return graph
+
+
+def _key(graph, path: str) -> str | None:
+    """The checkpoint key of the variable at object path `path` ("a/b/0"), or None."""
+    node = graph.nodes[0]
+    for name in path.split("/"):
+        child = next((c.node_id for c in node.children if c.local_name == name), None)
+        if child is None:
+            return None
+        node = graph.nodes[child]
+    values = [a.checkpoint_key for a in node.attributes if a.name == "VARIABLE_VALUE"]
+    return values[0] if values else None
+
+
+def _mismatch(folder, what: str) -> ConfigError:
+    return ConfigError(
+        f"Checkpoint {folder} does not match this model ({what}); its config is in "
+        f"{Path(folder) / 'config.json'}."
+    )
+
+
+def _no_tensorflow(folder, name: str) -> ConfigError:
+    return ConfigError(
+        f"Checkpoint {folder} was written by a run on TensorFlow (ckpt.*) and TensorFlow is "
+        f"not installed here, so the {name} backend cannot read it; convert it first on a "
+        "machine with TensorFlow (electra_tf.pretraining.tensorflow_checkpoint."
+        "convert_to_portable) and use the converted folder."
+    )
+
+
+def _assign(variables, prefixes, graph, reader, folder, group: str) -> None:
+    """Assigns each of `variables` the value stored at `<prefix>/<i>`, shapes checked."""
+    for index, variable in enumerate(variables):
+        key = next((k for p in prefixes if (k := _key(graph, f"{p}/{index}")) is not None), None)
+        if key is None:
+            raise _mismatch(folder, f"it holds no {group} variable {index}, {variable.path}")
+        value = reader.get_tensor(key)
+        if tuple(value.shape) != tuple(variable.shape):
+            raise _mismatch(
+                folder,
+                f"{key.split('/.ATTRIBUTES')[0]} has shape {list(value.shape)}, the model's "
+                f"{variable.path} {list(variable.shape)}",
+            )
+        variable.assign(value.astype(variable.dtype))
+
+
+def read_tensorflow_weights(model, folder) -> None:
+    """Assigns the weights (trainable and non-trainable variables) of the TensorFlow
+    checkpoint `folder` (a `step-N` folder holding `ckpt.*`) to `model`, on any backend.
+
+    Raises:
+        ConfigError: TensorFlow is not installed here, or the checkpoint does not hold a
+            variable of the model's shape at its position (one sentence each).
+    """
+    tf = backend.tensorflow()
+    if tf is None:
+        raise _no_tensorflow(folder, backend.name())
+    reader = tf.train.load_checkpoint(str(Path(folder) / "ckpt"))
+    graph = _object_graph(reader, tf)
+    _assign(model.trainable_variables, TRAINABLE, graph, reader, folder, "trainable")
+    _assign(model.non_trainable_variables, STATES, graph, reader, folder, "non-trainable")
+
+
+def convert_to_portable(path, out) -> Path:
+    """Rewrites the checkpoint at `path` (a run or `step-N` folder written on TensorFlow) as a
+    portable one, `out/checkpoints/step-N/variables.npz` with its config and state, which
+    every backend reads (run on a machine with TensorFlow). Returns the new step folder."""
+    import shutil
+
+    from electra_tf.io.durable import write_record
+    from electra_tf.pretraining.checkpoint import find_checkpoint, load_pretrainer
+    from electra_tf.pretraining.portable_checkpoint import write_variables
+
+    folder = find_checkpoint(path)
+    if folder is None:
+        raise ConfigError(f"No checkpoint found at {path} (expected a step-N folder or a run).")
+    model = load_pretrainer(folder)
+    target = Path(out) / "checkpoints" / folder.name
+    target.mkdir(parents=True, exist_ok=False)
+    for name in ("config.json", "state.json"):
+        shutil.copyfile(folder / name, target / name)
+    shutil.copyfile(folder / "config.json", Path(out) / "config.json")
+    write_variables(model, target)
+    write_record(target)
+    return target

@@ -1,0 +1,164 @@
+"""`--init` on JAX from a run written on TensorFlow (`ckpt.*`), and its resume refused.
+
+A tiny run trains two steps on TensorFlow (this process); one JAX child
+(`portable_init_child.py`) loads it with `load_pretrainer`, tries to resume a copy of it,
+and starts a new run with `--init` from it. The child's loaded weights must be the
+TensorFlow checkpoint's exactly, and the new run's encoder must start from them. Here,
+on TensorFlow: the conversion to `variables.npz`, and the refusal without TensorFlow.
+"""
+
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from helpers import TESTS, VOCAB, write_packed
+from jax_run_child import fixed_batch
+
+from electra_tf.cli import main
+from electra_tf.config import ConfigError
+from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
+from electra_tf.ops import backend
+from electra_tf.pretraining.checkpoint import load_pretrainer
+from electra_tf.pretraining.checkpoint_checks import verify_checkpoint
+from electra_tf.pretraining.portable_checkpoint import is_portable
+from electra_tf.pretraining.tensorflow_checkpoint import (
+    convert_to_portable,
+    read_tensorflow_weights,
+)
+
+CHILD = pathlib.Path(__file__).with_name("portable_init_child.py")
+# Test-only: XLA's CPU compiler at its lowest optimisation compiles the step faster.
+JAX_FLAGS = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
+SMALL = {
+    "model.num_layers": 1,
+    "model.hidden_dim": 16,
+    "model.embedding_dim": 8,
+    "model.num_heads": 2,
+    "model.intermediate_dim": 32,
+    "model.max_sequence_length": 16,
+    "data.sequence_length": 16,
+    "train.warmup_steps": 0,
+    "train.learning_rate": 1e-3,
+    "train.checkpoint_every": 2,
+    "train.log_every": 2,
+}
+
+
+def _sets(values):
+    return [item for key, value in values.items() for item in ("--set", f"{key}={value}")]
+
+
+def _data(folder):
+    """Packed examples with a manifest that names their vocabulary (for --init)."""
+    data = write_packed(folder, n=32, seq=16, shards=2)
+    write_vocabulary(list(SPECIAL_TOKENS) + [f"w{i}" for i in range(VOCAB - 5)], folder / "v.txt")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["vocab_file"] = "v.txt"
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    return str(data)
+
+
+def _pretrain(data, run, steps, *more):
+    common = ["--recipe", "tiny", "--data", data, "--batch-size", "4", "--verbose", "0"]
+    return ["pretrain", *common, "--output-dir", str(run), "--steps", str(steps), *more]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """The TensorFlow run, and what the JAX child made of it."""
+    folder = tmp_path_factory.mktemp("portable_init")
+    data = _data(folder / "data")
+    tf_run, copy, warm = folder / "tf_run", folder / "tf_copy", folder / "warm"
+    assert main(_pretrain(data, tf_run, 2, *_sets(SMALL))) == 0
+    shutil.copytree(tf_run, copy)
+    resume = _pretrain(data, copy, 4, *_sets(SMALL))
+    tiny_step = dict(SMALL, **{"train.learning_rate": 1e-9})
+    init = _pretrain(data, warm, 1, "--init", str(tf_run), *_sets(tiny_step))
+    env = dict(
+        os.environ,
+        KERAS_BACKEND="jax",
+        PYTHONPATH=os.pathsep.join([str(TESTS.parent), str(TESTS), str(TESTS / "pretraining")]),
+        XLA_FLAGS=JAX_FLAGS,
+        TF_CPP_MIN_LOG_LEVEL="3",
+    )
+    command = [sys.executable, str(CHILD), str(folder / "jax.npz"), str(tf_run), *resume]
+    done = subprocess.run(
+        [*command, "--", *init], env=env, capture_output=True, text=True, timeout=900
+    )
+    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+    return {
+        "tf_run": tf_run,
+        "copy": copy,
+        "warm": warm,
+        "jax": dict(np.load(folder / "jax.npz")),
+    }
+
+
+def test_jax_loads_a_tensorflow_checkpoints_weights_exactly(runs):
+    jax = runs["jax"]
+    assert str(jax["backend"]) == "jax"
+    model = load_pretrainer(runs["tf_run"])  # on TensorFlow, through tf.train.Checkpoint
+    groups = (
+        ("trainable", model.trainable_variables),
+        ("non_trainable", model.non_trainable_variables),
+    )
+    for group, variables in groups:
+        for index, variable in enumerate(variables):
+            ours = np.asarray(variable.numpy())
+            theirs = jax[f"{group}.{index:05d}"]
+            if group == "trainable":  # weights: bit for bit
+                np.testing.assert_array_equal(theirs, ours, err_msg=variable.path)
+            else:  # seed states and counters: same values, each backend's dtype
+                np.testing.assert_array_equal(theirs.astype(np.int64), ours.astype(np.int64))
+    assert len(model.trainable_variables) > 40
+    logits = np.asarray(model.discriminator(fixed_batch(), training=False))
+    assert np.std(logits) > 1e-3
+    np.testing.assert_allclose(jax["logits"], logits, rtol=1e-5, atol=1e-5)
+
+
+def test_init_on_jax_from_a_tensorflow_run_starts_from_its_weights(runs):
+    jax = runs["jax"]
+    assert int(jax["init_status"]) == 0, str(jax["init_error"])
+    step = runs["warm"] / "checkpoints" / "step-00000001" / "variables.npz"
+    with np.load(step) as warm:
+        paths = json.loads(str(warm["paths"]))["trainable"]
+        encoder = [i for i, path in enumerate(paths) if "encoder" in path]
+        assert len(encoder) > 20
+        for index in encoder:  # one step at a learning rate of 1e-9 from the source
+            key = f"trainable.{index:05d}"
+            np.testing.assert_allclose(warm[key], jax[key], rtol=0, atol=1e-7, err_msg=key)
+
+
+def test_resuming_a_tensorflow_run_on_jax_is_refused_in_one_sentence(runs):
+    jax = runs["jax"]
+    error = str(jax["resume_error"]).strip()
+    assert int(jax["resume_status"]) == 2 and len(error.splitlines()) == 1, error
+    assert "written by a run on TensorFlow" in error and "optimizer state" in error
+    assert "--backend tensorflow" in error and "--init" in error
+    # Nothing of the copy was touched: its checkpoints are the TensorFlow run's.
+    assert sorted(os.listdir(runs["copy"] / "checkpoints")) == ["step-00000002"]
+
+
+def test_a_tensorflow_checkpoint_converts_to_the_portable_form(runs, tmp_path):
+    source = load_pretrainer(runs["tf_run"])
+    step = convert_to_portable(runs["tf_run"], tmp_path / "portable")
+    assert step == tmp_path / "portable" / "checkpoints" / "step-00000002"
+    assert is_portable(step) and not list(step.glob("ckpt*")) and verify_checkpoint(step) is None
+    converted = load_pretrainer(tmp_path / "portable")  # reads variables.npz, on any backend
+    for ours, theirs in zip(converted.variables, source.variables, strict=True):
+        np.testing.assert_array_equal(np.asarray(ours.numpy()), np.asarray(theirs.numpy()))
+    assert int(converted.optimizer.iterations.numpy()) == 2
+
+
+def test_without_tensorflow_the_checkpoint_is_refused_with_how_to_convert_it(runs, monkeypatch):
+    model = load_pretrainer(runs["tf_run"])
+    monkeypatch.setattr(backend, "tensorflow", lambda: None)
+    monkeypatch.setattr(backend, "name", lambda: "jax")
+    step = runs["tf_run"] / "checkpoints" / "step-00000002"
+    with pytest.raises(ConfigError, match="TensorFlow is not installed here.*convert_to_portable"):
+        read_tensorflow_weights(model, step)
