@@ -325,9 +325,8 @@ def test_backend_flag_runs_the_command_again_once_keras_is_loaded(monkeypatch):
     "setting, message",
     [
         ("train.strategy=multi_worker", "strategy='multi_worker' runs on the TensorFlow backend"),
-        ("train.mixed_precision=mixed_float16", "mixed_float16' runs on the TensorFlow backend"),
     ],
-)
+)  # mixed_float16 runs on JAX now; its refusals: tests/pretraining/test_jax_mixed_float16.py
 def test_what_jax_cannot_run_is_refused_in_one_sentence(monkeypatch, setting, message):
     monkeypatch.setattr(portable_run.keras.config, "backend", lambda: "jax")
     with pytest.raises(ConfigError, match=message):
