@@ -215,3 +215,41 @@ def scratch_init_one_layer(vocabulary_size, vocab_file):
     init = scratch_init(vocabulary_size, vocab_file)
     init.encoder_config["num_layers"] = 1
     return init
+
+
+# Test-only: XLA's CPU compiler at its lowest optimisation compiles a JAX step in half the time.
+FAST_XLA_FLAGS = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
+
+
+def backend_child_env(backend="jax", xla_flags=FAST_XLA_FLAGS, *paths):
+    """The environment of a child process on Keras `backend` that imports the package, the
+    tests' helpers and `paths`, with `xla_flags` and TensorFlow's log quiet."""
+    path = os.pathsep.join([str(TESTS.parent), str(TESTS), *map(str, paths)])
+    return dict(
+        os.environ,
+        KERAS_BACKEND=backend,
+        PYTHONPATH=path,
+        XLA_FLAGS=xla_flags,
+        TF_CPP_MIN_LOG_LEVEL="3",
+    )
+
+
+def set_flags(values):
+    """`--set key=value` pairs for the CLI, from a dict of overrides."""
+    return [item for key, value in values.items() for item in ("--set", f"{key}={value}")]
+
+
+def packed_with_vocabulary(folder, n):
+    """`n` packed length-16 examples in 2 shards whose manifest names their vocabulary
+    (`v.txt`, the special tokens then words), as `--init` needs; returns the data glob."""
+    import json
+
+    from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
+
+    folder = Path(folder)
+    data = write_packed(folder, n=n, seq=16, shards=2)
+    write_vocabulary(list(SPECIAL_TOKENS) + [f"w{i}" for i in range(VOCAB - 5)], folder / "v.txt")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["vocab_file"] = "v.txt"
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    return data

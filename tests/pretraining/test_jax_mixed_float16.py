@@ -5,32 +5,24 @@ and in mixed_float16 from the same weights: the mixed run first calibrates its l
 down (Keras's initial 2**15 overflows), then trains at 512, then is made to overflow.
 """
 
-import os
 import pathlib
 import subprocess
 import sys
 
 import numpy as np
 import pytest
-from helpers import TESTS
+from helpers import FAST_XLA_FLAGS, TESTS, backend_child_env
 
 from electra_tf.config import ConfigError, load_recipe
 from electra_tf.pretraining import portable_run
 
 CHILD = pathlib.Path(__file__).with_name("mixed_float16_child.py")
-JAX_FLAGS = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     out = tmp_path_factory.mktemp("mixed_float16") / "jax.npz"
-    env = dict(
-        os.environ,
-        KERAS_BACKEND="jax",
-        PYTHONPATH=os.pathsep.join([str(TESTS.parent), str(TESTS), str(TESTS / "pretraining")]),
-        XLA_FLAGS=JAX_FLAGS,
-        TF_CPP_MIN_LOG_LEVEL="3",
-    )
+    env = backend_child_env("jax", FAST_XLA_FLAGS, TESTS / "pretraining")
     done = subprocess.run(
         [sys.executable, str(CHILD), str(out)], env=env, capture_output=True, text=True, timeout=900
     )

@@ -21,13 +21,12 @@ import time
 
 import numpy as np
 import pytest
-from helpers import TESTS, VOCAB, write_packed
+from helpers import FAST_XLA_FLAGS, backend_child_env, packed_with_vocabulary, set_flags
 from jax_run_child import fixed_batch
 
 from electra_tf.cli import main
 from electra_tf.cli import pretrain as pretrain_cli
 from electra_tf.config import ConfigError, load_recipe
-from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
 from electra_tf.pretraining import portable_run
 from electra_tf.pretraining.checkpoint import find_checkpoint, load_pretrainer
 from electra_tf.pretraining.checkpoint_checks import verify_checkpoint
@@ -36,14 +35,9 @@ from electra_tf.pretraining.portable_checkpoint import readable_here
 from electra_tf.pretraining.run import config_for_data
 
 CHILD = pathlib.Path(__file__).with_name("jax_run_child.py")
-ROOT = TESTS.parent
 STEPS, EVERY = 30, 3
-# Test-only: XLA's CPU compiler at its lowest optimisation compiles the step in half the time.
 # Two host devices in every child, so that all run the same XLA CPU setup.
-JAX_FLAGS = (
-    "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true "
-    "--xla_force_host_platform_device_count=2"
-)
+JAX_FLAGS = f"{FAST_XLA_FLAGS} --xla_force_host_platform_device_count=2"
 SMALL = {
     "model.num_layers": 1,
     "model.hidden_dim": 16,
@@ -61,28 +55,7 @@ SMALL = {
 
 
 def _env(backend):
-    path = os.pathsep.join([str(ROOT), str(TESTS)])
-    return dict(
-        os.environ,
-        KERAS_BACKEND=backend,
-        PYTHONPATH=path,
-        XLA_FLAGS=JAX_FLAGS,
-        TF_CPP_MIN_LOG_LEVEL="3",
-    )
-
-
-def _sets(values):
-    return [item for key, value in values.items() for item in ("--set", f"{key}={value}")]
-
-
-def _data(folder):
-    """Packed examples with a manifest that names their vocabulary (for --init)."""
-    data = write_packed(folder, n=64, seq=16, shards=2)
-    write_vocabulary(list(SPECIAL_TOKENS) + [f"w{i}" for i in range(VOCAB - 5)], folder / "v.txt")
-    manifest = json.loads((folder / "manifest.json").read_text())
-    manifest["vocab_file"] = "v.txt"
-    (folder / "manifest.json").write_text(json.dumps(manifest))
-    return data
+    return backend_child_env(backend, JAX_FLAGS)
 
 
 def _per_step_flops(data):
@@ -95,7 +68,7 @@ def _per_step_flops(data):
 def _args(data, run, budget):
     values = dict(SMALL, **{"train.flops_budget": budget})
     common = ["--recipe", "tiny", "--data", data, "--batch-size", "4", "--verbose", "0"]
-    return ["pretrain", *common, "--output-dir", str(run), *_sets(values)]
+    return ["pretrain", *common, "--output-dir", str(run), *set_flags(values)]
 
 
 def _variables(run, step):
@@ -124,7 +97,7 @@ def _finish(process):
 def runs(tmp_path_factory):
     """A straight JAX run and its discriminator's logits (one child process)."""
     folder = tmp_path_factory.mktemp("jax_run")
-    data = _data(folder / "data")
+    data = packed_with_vocabulary(folder / "data", n=64)
     per_step = _per_step_flops(data)
     budget = per_step * (STEPS - 0.5)
     _finish(_child(folder / "straight.npz", [_args(data, folder / "straight", budget)]))
@@ -148,7 +121,7 @@ def more_runs(runs):
     parallel = ["--strategy", "mirrored", "--cpu-devices", "2", "--max-steps", str(EVERY)]
     init = ["pretrain", "--recipe", "tiny", "--init", str(runs["straight"]), "--data", data]
     init += ["--output-dir", str(warm), "--steps", "1", "--batch-size", "4", "--verbose", "0"]
-    init += _sets({"train.learning_rate": 1e-4, "train.warmup_steps": 0})
+    init += set_flags({"train.learning_rate": 1e-4, "train.warmup_steps": 0})
     parallel_run = [*_args(data, folder / "parallel", budget), *parallel]
     first = _child(folder / "more.npz", [init, parallel_run])
     command = [sys.executable, "-m", "electra_tf.cli", *_args(data, killed, budget)]

@@ -16,12 +16,11 @@ import sys
 
 import numpy as np
 import pytest
-from helpers import TESTS, VOCAB, write_packed
+from helpers import FAST_XLA_FLAGS, TESTS, backend_child_env, packed_with_vocabulary, set_flags
 from jax_run_child import fixed_batch
 
 from electra_tf.cli import main
 from electra_tf.config import ConfigError
-from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
 from electra_tf.ops import backend
 from electra_tf.pretraining.checkpoint import load_pretrainer
 from electra_tf.pretraining.checkpoint_checks import verify_checkpoint
@@ -32,8 +31,6 @@ from electra_tf.pretraining.tensorflow_checkpoint import (
 )
 
 CHILD = pathlib.Path(__file__).with_name("portable_init_child.py")
-# Test-only: XLA's CPU compiler at its lowest optimisation compiles the step faster.
-JAX_FLAGS = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
 SMALL = {
     "model.num_layers": 1,
     "model.hidden_dim": 16,
@@ -49,20 +46,6 @@ SMALL = {
 }
 
 
-def _sets(values):
-    return [item for key, value in values.items() for item in ("--set", f"{key}={value}")]
-
-
-def _data(folder):
-    """Packed examples with a manifest that names their vocabulary (for --init)."""
-    data = write_packed(folder, n=32, seq=16, shards=2)
-    write_vocabulary(list(SPECIAL_TOKENS) + [f"w{i}" for i in range(VOCAB - 5)], folder / "v.txt")
-    manifest = json.loads((folder / "manifest.json").read_text())
-    manifest["vocab_file"] = "v.txt"
-    (folder / "manifest.json").write_text(json.dumps(manifest))
-    return str(data)
-
-
 def _pretrain(data, run, steps, *more):
     common = ["--recipe", "tiny", "--data", data, "--batch-size", "4", "--verbose", "0"]
     return ["pretrain", *common, "--output-dir", str(run), "--steps", str(steps), *more]
@@ -72,20 +55,14 @@ def _pretrain(data, run, steps, *more):
 def runs(tmp_path_factory):
     """The TensorFlow run, and what the JAX child made of it."""
     folder = tmp_path_factory.mktemp("portable_init")
-    data = _data(folder / "data")
+    data = str(packed_with_vocabulary(folder / "data", n=32))
     tf_run, copy, warm = folder / "tf_run", folder / "tf_copy", folder / "warm"
-    assert main(_pretrain(data, tf_run, 2, *_sets(SMALL))) == 0
+    assert main(_pretrain(data, tf_run, 2, *set_flags(SMALL))) == 0
     shutil.copytree(tf_run, copy)
-    resume = _pretrain(data, copy, 4, *_sets(SMALL))
+    resume = _pretrain(data, copy, 4, *set_flags(SMALL))
     tiny_step = dict(SMALL, **{"train.learning_rate": 1e-9})
-    init = _pretrain(data, warm, 1, "--init", str(tf_run), *_sets(tiny_step))
-    env = dict(
-        os.environ,
-        KERAS_BACKEND="jax",
-        PYTHONPATH=os.pathsep.join([str(TESTS.parent), str(TESTS), str(TESTS / "pretraining")]),
-        XLA_FLAGS=JAX_FLAGS,
-        TF_CPP_MIN_LOG_LEVEL="3",
-    )
+    init = _pretrain(data, warm, 1, "--init", str(tf_run), *set_flags(tiny_step))
+    env = backend_child_env("jax", FAST_XLA_FLAGS, TESTS / "pretraining")
     command = [sys.executable, str(CHILD), str(folder / "jax.npz"), str(tf_run), *resume]
     done = subprocess.run(
         [*command, "--", *init], env=env, capture_output=True, text=True, timeout=900
