@@ -73,8 +73,10 @@ for s in SEEDS:
         if r:
             t = r.get("time")
             ts = f"{t[0]:.0f} ({t[1]:.0f})" if t else "recorded"
-            print(f"| {s} | {NAMES[arm]} | {r['best_epoch']} | {r['dev_f1']:.2f} "
-                  f"| {r['test_em']:.2f} | {r['test_f1']:.2f} | {r['threshold']:.3f} | {ts} |")  # fmt: skip
+            scores = f"{r['test_em']:.2f} | {r['test_f1']:.2f} | {r['threshold']:.3f}"
+            print(
+                f"| {s} | {NAMES[arm]} | {r['best_epoch']} | {r['dev_f1']:.2f} | {scores} | {ts} |"
+            )
 
 
 def paired(a, b, seeds):
