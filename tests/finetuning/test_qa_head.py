@@ -7,10 +7,11 @@ import math
 import keras
 import numpy as np
 import pytest
-from test_question_answering import WORDS, _savedmodel_answers_as_keras, _toy
+from helpers import scratch_init
+from test_question_answering import WORDS, _savedmodel_answers_as_keras, _toy, _write_squad
 
 from electra_tf.config import ConfigError
-from electra_tf.data.vocabulary import SPECIAL_TOKENS
+from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
 from electra_tf.datasets import squad
 from electra_tf.tasks.config import FinetuneConfig
 
@@ -118,3 +119,38 @@ def test_the_savedmodel_answers_as_the_keras_model_under_the_null_score_rule(tmp
     the threshold at the median, so some are answered and some not). Slow: one export,
     about 55 CPU s (96 s wall under the shared machine's load)."""
     _savedmodel_answers_as_keras(tmp_path, ((True, None, False, "null_score"),))
+
+
+def test_a_run_trains_and_keeps_the_transformers_style_head(tmp_path):
+    """`--answerable-loss-weight 0 --no-answer null_score` through the engine: the kept
+    model carries both, and the run's dev threshold is the null-score rule's best one."""
+    from electra_tf.finetuning import user_task
+    from electra_tf.tasks.model_folder import load_finetuned
+    from electra_tf.tasks.question_answerer_preprocessor import as_examples
+
+    vocab = write_vocabulary([*SPECIAL_TOKENS, *WORDS, "."], tmp_path / "vocab.txt")
+    init = scratch_init(len(SPECIAL_TOKENS) + len(WORDS) + 1, vocab)
+    train = _write_squad(tmp_path / "train.json", _toy(32, 0))
+    dev_rows = _toy(16, 1)
+    dev = _write_squad(tmp_path / "dev.json", dev_rows)
+    original = user_task.load_initialization
+    user_task.load_initialization = lambda spec, vocab_file=None: init
+    try:
+        report = user_task.finetune_files(
+            "scratch", train=train, dev=dev, output_dir=tmp_path / "run", progress=None,
+            overrides=("epochs=1", "batch_size=16", "max_seq_length=32", "max_query_length=16",
+                       "answerable_loss_weight=0", "no_answer=null_score"),
+        )  # fmt: skip
+    finally:
+        user_task.load_initialization = original
+    model, _ = load_finetuned(tmp_path / "run")
+    assert (model.no_answer, model.answerable_loss_weight) == ("null_score", 0.0)
+    columns = ([r[k] for r in dev_rows] for k in ("question", "context", "answers"))
+    examples, _ = as_examples(*columns)
+    references = {e.qid: e.answers for e in examples}
+    threshold, f1 = squad.best_threshold(model.answer_details(examples), references)
+    assert report["runs"][0]["dev"]["threshold"] == pytest.approx(threshold, abs=1e-4)
+    assert report["runs"][0]["dev"]["f1"] == pytest.approx(f1, abs=1e-3)
+    model.no_answer = "answerability"  # the untrained head's logit: another threshold
+    other, _ = squad.best_threshold(model.answer_details(examples), references)
+    assert abs(other - threshold) > 1e-3
