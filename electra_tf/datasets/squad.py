@@ -14,7 +14,8 @@ ends give candidate spans (inside the window's context part, end >= start,
 at most `max_answer_length` tokens); the best by start + end logit is mapped
 back to the original words. For SQuAD 2.0 the answerability classifier on
 [CLS] decides: a question is unanswerable when its best window's answerable
-logit is below the threshold chosen on dev (`best_threshold`). With the joint head,
+logit is below the threshold chosen on dev (`best_threshold`), or, under transformers' rule
+(`no_answer="null_score"`), when its best span's score minus its null score is. With the joint head,
 each of the `beam_size` best starts is paired with its own end logits.
 """
 
@@ -32,7 +33,8 @@ from electra_tf.datasets.squad_json import read_squad, squad_questions
 
 __all__ = [
     "SquadExample", "squad_example", "read_squad", "SquadFeatures", "make_features",
-    "best_spans", "answer_details", "with_threshold", "best_threshold", "predict_answers",
+    "best_spans", "answer_details", "null_scores", "with_threshold", "best_threshold",
+    "predict_answers",
     "check_query_room", "query_limit", "squad_questions",
 ]  # fmt: skip
 
@@ -256,6 +258,10 @@ def _log_softmax(logits) -> np.ndarray:
     return logits - top - np.log(np.exp(logits - top).sum(-1, keepdims=True))
 
 
+#: The best span score of a question without any candidate span (the null-score rule).
+NO_SPAN = -1e9
+
+
 def answer_details(
     examples,
     features: SquadFeatures,
@@ -264,6 +270,7 @@ def answer_details(
     n_best=20,
     max_answer_length=30,
     threshold: float = 0.0,
+    no_answer: str = "answerability",
 ) -> dict:
     """Question id -> its answer from the model's window outputs.
 
@@ -274,6 +281,8 @@ def answer_details(
     for 1.1), and `span` (the best span's (text, start, end) even when unanswered) and
     `answerable_logit` for choosing the threshold (`best_threshold`). Under SQuAD 2.0 a
     question is answered when its best answerable logit is at least `threshold`.
+    With `no_answer="null_score"` (transformers' rule) that logit is instead the best
+    span's score minus the question's smallest null score (`null_scores`).
     """
     by_example = collections.defaultdict(list)
     for w, index in enumerate(features.example_index):
@@ -306,6 +315,9 @@ def answer_details(
                 end_logits = end_logits[starts.index(s)]
             log_p = _log_softmax(outputs["start_logits"][w])[s] + _log_softmax(end_logits)[e]
             score = float(np.exp(log_p))
+        if no_answer == "null_score":
+            nulls = null_scores(outputs, by_example.get(index, []))
+            best_answerable = (best[0] if best is not None else NO_SPAN) - min(nulls)
         details[example.qid] = {
             "span": span,
             "span_score": score,
@@ -313,6 +325,12 @@ def answer_details(
             "no_answer": float(1.0 / (1.0 + np.exp(best_answerable))) if version_2 else 0.0,
         }
     return with_threshold(details, threshold)
+
+
+def null_scores(outputs: dict, windows) -> list[float]:
+    """The null score (start plus end logit at [CLS]) of each of `windows`: the no-answer
+    score of BertForQuestionAnswering's head, which trains unanswerable windows on [CLS]."""
+    return [float(outputs["start_logits"][w][0] + outputs["end_logits"][w][0]) for w in windows]
 
 
 def with_threshold(details: dict, threshold: float) -> dict:

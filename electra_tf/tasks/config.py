@@ -94,6 +94,10 @@ class FinetuneConfig:
     n_best: int = _field(20, "QA: candidate starts and ends per window")
     joint_end: bool = _field(False, "QA: the reference's end-given-start head")
     beam_size: int = _field(20, "QA joint head: starts kept")
+    answerable_loss_weight: float = _field(1.0, "QA 2.0: answerability loss weight; 0: spans only")
+    no_answer: str = _field(
+        "answerability", "QA 2.0 rule: answerability (logit) or null_score (transformers')"
+    )
 
     def __post_init__(self):
         if self.batch_size < 1 or self.seeds < 1 or self.max_seq_length < 8:
@@ -109,6 +113,19 @@ class FinetuneConfig:
             raise ConfigError(f'pad_to must be "longest" or "max", got {self.pad_to!r}.')
         if self.layerwise_decay < 0 or self.layerwise_decay > 1:
             raise ConfigError(f"layerwise_decay must be in [0, 1], got {self.layerwise_decay}.")
+        if self.answerable_loss_weight < 0:
+            raise ConfigError(
+                f"answerable_loss_weight must be >= 0, got {self.answerable_loss_weight}."
+            )
+        if self.no_answer not in ("answerability", "null_score"):
+            raise ConfigError(
+                f'no_answer must be "answerability" or "null_score", got {self.no_answer!r}.'
+            )
+        if self.no_answer == "null_score" and self.joint_end:
+            raise ConfigError(
+                "no_answer=null_score needs the plain head: set joint_end=false or "
+                "no_answer=answerability."
+            )
 
     def override(self, *assignments: str) -> FinetuneConfig:
         return replace_fields(self, parse_assignments(self, assignments), "", "override")

@@ -19,7 +19,22 @@ from electra_tf.tasks.question_answerer_preprocessor import (
 )
 from electra_tf.tasks.span_extractor import ElectraSpanExtractor
 
-__all__ = ["ElectraQuestionAnswerer", "window_outputs"]
+__all__ = ["ElectraQuestionAnswerer", "window_outputs", "check_no_answer", "NO_ANSWER_RULES"]
+
+#: The SQuAD 2.0 no-answer rules (`ElectraQuestionAnswerer`'s `no_answer`).
+NO_ANSWER_RULES = ("answerability", "null_score")
+
+
+def check_no_answer(rule: str, joint_end: bool) -> str:
+    """`rule` if it is a known no-answer rule that fits the head; else a ValueError."""
+    if rule not in NO_ANSWER_RULES:
+        raise ValueError(f'no_answer must be "answerability" or "null_score", got {rule!r}.')
+    if rule == "null_score" and joint_end:
+        raise ValueError(
+            'no_answer="null_score" needs the plain head (one end row per window); '
+            "set joint_end=false or no_answer=answerability."
+        )
+    return rule
 
 
 def window_outputs(model, inputs: dict, batch_size: int, multiple: int = 1) -> dict:
@@ -87,6 +102,11 @@ class ElectraQuestionAnswerer(TaskModel, ElectraSpanExtractor):
         joint_end, beam_size: the reference's joint head: the end scored given the start
             (trained with the true start; at inference each of the `beam_size` best starts
             gets its own `n_best` ends).
+        answerable_loss_weight: the answerability loss's weight under 2.0 (1.0: the
+            reference's; 0.0: BertForQuestionAnswering's span loss only).
+        no_answer: the 2.0 rule, "answerability" (the answerability logit, the reference's)
+            or "null_score" (transformers': the best span's score minus the [CLS] null
+            score, `squad.null_scores`); either is compared with `threshold`.
 
     Example:
 
@@ -113,6 +133,8 @@ class ElectraQuestionAnswerer(TaskModel, ElectraSpanExtractor):
         dropout: float = 0.1,
         joint_end: bool = False,
         beam_size: int = 20,
+        answerable_loss_weight: float = 1.0,
+        no_answer: str = "answerability",
         name="electra_question_answerer",
         **kwargs,
     ):
@@ -126,6 +148,8 @@ class ElectraQuestionAnswerer(TaskModel, ElectraSpanExtractor):
         self.n_best = int(n_best)
         self.max_answer_length = int(max_answer_length)
         self.dropout_rate = dropout
+        self.answerable_loss_weight = float(answerable_loss_weight)
+        self.no_answer = check_no_answer(no_answer, self.joint_end)
         self.kind = "question_answering"
 
     @classmethod
@@ -158,11 +182,12 @@ class ElectraQuestionAnswerer(TaskModel, ElectraSpanExtractor):
         }
 
     def default_loss_weights(self) -> dict:
-        """Half the start and end losses each (the reference's mean), answerability for 2.0."""
+        """Half the start and end losses each (the reference's mean), answerability for 2.0
+        at `answerable_loss_weight`."""
         return {
             "start_logits": 0.5,
             "end_logits": 0.5,
-            "answerable_logits": 1.0 if self.version_2 else 0.0,
+            "answerable_logits": self.answerable_loss_weight if self.version_2 else 0.0,
         }
 
     def compile(self, optimizer="auto", loss="auto", metrics="auto", **kwargs):
@@ -228,7 +253,7 @@ class ElectraQuestionAnswerer(TaskModel, ElectraSpanExtractor):
         outputs = window_outputs(self, windows.inputs, batch_size, self.packed_batch_multiple())
         return squad.answer_details(
             examples, windows, outputs, self.version_2, self.n_best, self.max_answer_length,
-            float(self.threshold.numpy()),
+            float(self.threshold.numpy()), self.no_answer,
         )  # fmt: skip
 
     def predict_answers(self, questions, contexts, batch_size: int = 32) -> list[dict]:
@@ -250,6 +275,8 @@ class ElectraQuestionAnswerer(TaskModel, ElectraSpanExtractor):
             "dropout": self.dropout_rate,
             "joint_end": self.joint_end,
             "beam_size": self.beam_size,
+            "answerable_loss_weight": self.answerable_loss_weight,
+            "no_answer": self.no_answer,
         }
 
     @classmethod

@@ -452,8 +452,8 @@ def _savedmodel_answers_as_keras(tmp_path, cases):
     # Contexts shorter than their (7-word) question, and CJK without spaces.
     questions += ["who does ada live where the food"] * 3 + ["where is 東京"]
     contexts += ["rome", "😀", "Zürich.", "東京は首都 東京は首都 rome 東京は首都"]
-    for version_2, threshold, joint in cases:
-        keras.utils.set_random_seed(int(version_2) + int(joint))
+    for version_2, threshold, joint, *rule in cases:  # rule: the no-answer rule, if not the
+        keras.utils.set_random_seed(int(version_2) + int(joint))  # answerability logit
         encoder = ElectraEncoder(vocabulary_size=len(tokens), num_layers=1, hidden_dim=16,
             embedding_dim=16, num_heads=2, intermediate_dim=32, max_sequence_length=32)  # fmt: skip
         preprocessor = ElectraQuestionAnswererPreprocessor(
@@ -462,8 +462,12 @@ def _savedmodel_answers_as_keras(tmp_path, cases):
         model = ElectraQuestionAnswerer(
             encoder, preprocessor, version_2=version_2, n_best=5, max_answer_length=4,
             joint_end=joint, beam_size=6,  # the joint head: 6 starts, each its 5 best ends
+            no_answer=rule[0] if rule else "answerability",
         )  # fmt: skip
         model.build()
+        if threshold is None:  # the median no-answer logit: some answered, some not
+            details = model.answer_details(as_examples(questions, contexts)[0])
+            threshold = float(np.median([d["answerable_logit"] for d in details.values()]))
         model.threshold.assign(threshold)
         expected = model.predict_answers(questions, contexts)
         windows = preprocessor.windows(as_examples(questions, contexts)[0])

@@ -18,7 +18,8 @@ use); tests hold the two equal. Every step is batched over all windows of all qu
    over a question's windows (the first window on ties);
 4. the words' byte offsets back to characters, the outer punctuation stripped as
    `squad._answer_span` strips it, the score (start times end probability in the window),
-   and under SQuAD 2.0 the threshold on the best answerability logit.
+   and under SQuAD 2.0 the threshold on the best answerability logit (or, with
+   `no_answer="null_score"`, on the best span's score minus the smallest [CLS] null score).
 """
 
 from __future__ import annotations
@@ -251,6 +252,11 @@ def answer_graph(module, question, context) -> dict:
     has_answer = question_best > _NONE / 2
     chosen = tf.where(has_answer, chosen, 0)  # any window: masked out below
     answerable = tf.math.unsorted_segment_max(logits["answerable_logits"], window_question, batch)
+    if settings.no_answer == "null_score":  # transformers' rule (`squad.null_scores`)
+        null = tf.math.unsorted_segment_min(
+            start_logits[:, 0] + end_logits[:, 0], window_question, batch
+        )
+        answerable = tf.where(has_answer, question_best, squad.NO_SPAN) - null
 
     # 4. Words, characters, stripping, the score and the threshold.
     at_start = tf.gather(best_start, chosen)

@@ -129,6 +129,7 @@ class QuestionAnswering(Kind):
             encoder, preprocessor, version_2=self.version_2, n_best=config.n_best,
             max_answer_length=config.max_answer_length, dropout=config.dropout,
             joint_end=config.joint_end, beam_size=config.beam_size,
+            answerable_loss_weight=config.answerable_loss_weight, no_answer=config.no_answer,
         )  # fmt: skip
         model.build()
         self._windows.clear()
@@ -171,7 +172,7 @@ class QuestionAnswering(Kind):
         )
         return squad.answer_details(
             self.examples[split], windows, outputs, model.version_2, model.n_best,
-            model.max_answer_length, float(model.threshold.numpy()),
+            model.max_answer_length, float(model.threshold.numpy()), model.no_answer,
         )  # fmt: skip
 
     def score(self, model, split: str) -> dict:
@@ -254,7 +255,8 @@ class QuestionAnswering(Kind):
         pre = model.preprocessor
         return {"doc_stride": pre.doc_stride, "max_query_length": pre.max_query_length,
                 "n_best": model.n_best, "max_answer_length": model.max_answer_length,
-                "version_2": model.version_2, "joint_end": model.joint_end}  # fmt: skip
+                "version_2": model.version_2, "joint_end": model.joint_end,
+                "no_answer": model.no_answer}  # fmt: skip
 
     @classmethod
     def head(cls, module, sequence, shape, padding_mask=None):
