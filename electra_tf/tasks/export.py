@@ -73,7 +73,7 @@ _IDS = ("input_word_ids", "input_mask", "input_type_ids")
 #: Python `if` or `while` on a tensor added later fails the trace instead of being converted.
 #: Converting the whole call tree was about half of an export's time (a one-layer toy: QA
 #: 15 -> 6 CPU-s, classification 8 -> 4).
-_STAGED = {"autograph": False}
+STAGED = {"autograph": False}
 
 
 class TaskServingModule(tf.Module):
@@ -132,18 +132,18 @@ class TaskServingModule(tf.Module):
         # (the input checks before it, the tokenizer and string outputs around it, uncompiled);
         # a plain Python method is traced inline into each signature.
         self._forward = (
-            tf.function(self._encode, jit_compile=True, **_STAGED) if jit_compile else self._encode
+            tf.function(self._encode, jit_compile=True, **STAGED) if jit_compile else self._encode
         )
         # The kind's own serving settings (Python numbers: constants in the graph).
         self.settings = types.SimpleNamespace(**spec.serving_settings(model))
         text = spec.serving_inputs(self.pair)
         self.text_names = [t.name for t in text]
-        # No AutoGraph (see `_STAGED`): the signatures' loops and branches are tf ops already.
-        self.serve_text = tf.function(self._serve_text, input_signature=text, **_STAGED)
+        # No AutoGraph (see `STAGED`): the signatures' loops and branches are tf ops already.
+        self.serve_text = tf.function(self._serve_text, input_signature=text, **STAGED)
         ids = [tf.TensorSpec([None, None], tf.int32, name=name) for name in _IDS]
-        self.serve = tf.function(self._serve_ids, input_signature=ids, **_STAGED)
+        self.serve = tf.function(self._serve_ids, input_signature=ids, **STAGED)
         examples = [tf.TensorSpec([None], tf.string, name="examples")]
-        self.serve_examples = tf.function(self._serve_examples, input_signature=examples, **_STAGED)
+        self.serve_examples = tf.function(self._serve_examples, input_signature=examples, **STAGED)
 
     @property
     def head_kernel(self):
