@@ -59,6 +59,12 @@ __all__ = [
 ]
 
 ID_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
+
+#: How the signatures are traced: without AutoGraph. Their code (tokenizer, packing, encoder)
+#: branches and loops on Python values or through tf ops, so they answer the same; a Python
+#: `if` or `while` on a tensor added later fails the trace instead of being converted.
+#: Converting the whole call tree took about half of an export's time.
+STAGED = {"autograph": False}
 #: The exported signatures and the `ServingModule` methods behind them.
 SIGNATURES = {
     "serving_default": "serve",
@@ -157,13 +163,18 @@ class ServingModule(tf.Module):
         self.seq_length = int(min(seq_length, self.max_sequence_length))
         # A nested jit-compiled function stays a call with `_XlaMustCompile` in the saved graph;
         # a plain Python method is traced inline into each signature.
-        self._forward = tf.function(self._encode, jit_compile=True) if jit_compile else self._encode
+        self._forward = (
+            tf.function(self._encode, jit_compile=True, **STAGED) if jit_compile else self._encode
+        )
         self.serve = tf.function(
             self._serve,
             input_signature=[tf.TensorSpec([None, None], tf.int32, name=n) for n in ID_INPUTS],
+            **STAGED,
         )
         self.serve_text = tf.function(
-            self._serve_text, input_signature=[tf.TensorSpec([None], tf.string, name="text")]
+            self._serve_text,
+            input_signature=[tf.TensorSpec([None], tf.string, name="text")],
+            **STAGED,
         )
         self.serve_text_pair = tf.function(
             self._serve_text_pair,
@@ -171,6 +182,7 @@ class ServingModule(tf.Module):
                 tf.TensorSpec([None], tf.string, name="text_a"),
                 tf.TensorSpec([None], tf.string, name="text_b"),
             ],
+            **STAGED,
         )
 
     def _checks(self, input_word_ids, input_mask, input_type_ids):

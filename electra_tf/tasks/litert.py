@@ -31,7 +31,7 @@ from electra_tf.data.inputs import pack_inputs
 from electra_tf.io.durable import os_reason, publishing
 from electra_tf.serving import inference
 from electra_tf.tasks import litert_quality
-from electra_tf.tasks.export import TaskServingModule
+from electra_tf.tasks.export import STAGED, TaskServingModule
 from electra_tf.tasks.registry import get_kind
 
 __all__ = ["LITERT_FILE", "LiteTextModule", "export_litert", "open_config", "open_litert"]
@@ -88,7 +88,7 @@ class LiteTextModule(tf.Module):
         self.settings = types.SimpleNamespace(**spec.serving_settings(model))
         self.text_names = [t.name for t in spec.serving_inputs(self.pair)]
         self.serve_text = tf.function(
-            self._serve_text, input_signature=spec.serving_inputs(self.pair)
+            self._serve_text, input_signature=spec.serving_inputs(self.pair), **STAGED
         )
 
     head_kernel = TaskServingModule.head_kernel  # the Keras head's, as the SavedModel reads

@@ -90,15 +90,27 @@ def test_efficiency_experiment_writes_table_plot_and_equal_budgets_at_two_budget
     _check_the_efficiency_experiment(tmp_path, seeds=1)
 
 
-def test_efficiency_experiment_writes_table_plot_and_equal_budgets(tmp_path):
+@pytest.fixture(scope="module")
+def one_budget(tmp_path_factory):
+    """The experiment of `test_efficiency_experiment_writes_table_plot_and_equal_budgets`,
+    run once: (its folder, its corpus); its finished pre-training runs serve the probe test."""
+    tmp_path = tmp_path_factory.mktemp("one-budget")
+    data, movie = _corpus(tmp_path)
+    _check_the_efficiency_experiment(tmp_path, seeds=1, multiples=(3,), corpus=(data, movie))
+    return tmp_path, (data, movie)
+
+
+def test_efficiency_experiment_writes_table_plot_and_equal_budgets(one_budget):
     """Equal budgets, table, plot and claim at ONE budget (3 ELECTRA steps) with one
     fine-tuning seed: half the fine-tunings of `..._at_two_budgets` (which checkpoints each
-    run at two budgets) and a quarter of `..._over_two_seeds`, the full form."""
-    _check_the_efficiency_experiment(tmp_path, seeds=1, multiples=(3,))
+    run at two budgets) and a quarter of `..._over_two_seeds`, the full form. (Run and
+    checked in the `one_budget` fixture, whose pre-training the probe test reuses.)"""
+    folder, _ = one_budget
+    assert (folder / "out" / "efficiency.json").exists()
 
 
-def _check_the_efficiency_experiment(tmp_path, seeds, multiples=(3, 6)):
-    data, movie = _corpus(tmp_path)
+def _check_the_efficiency_experiment(tmp_path, seeds, multiples=(3, 6), corpus=None):
+    data, movie = corpus or _corpus(tmp_path)
     options = ExperimentOptions(
         data_dir=data,
         output_dir=str(tmp_path / "out"),
@@ -165,8 +177,26 @@ def test_claim_with_a_probe_spread_needs_a_margin_beyond_it():
     assert claim_holds(rows, 1.0, spread=0.03) is False  # within random init's spread
 
 
-def test_efficiency_measured_by_the_probe_beside_random_init(tmp_path):
+def test_efficiency_measured_by_the_probe_beside_random_init(tmp_path, one_budget):
+    """The probe measure on the pre-training runs of the `one_budget` experiment (same corpus,
+    objectives and budget: copied, found finished, not trained again); the full form, which
+    pre-trains its own, is test_efficiency_measured_by_the_probe_beside_random_init_pretraining."""
+    import shutil
+
+    folder, (data, movie) = one_budget
+    for name in ("electra", "bert_mlm"):
+        shutil.copytree(folder / "out" / name / "pretrain", tmp_path / "probe" / name / "pretrain")
+    _check_the_probe_measure(tmp_path, data, movie)
+
+
+@pytest.mark.slow
+def test_efficiency_measured_by_the_probe_beside_random_init_pretraining(tmp_path):
     data, movie = _corpus(tmp_path)
+    _check_the_probe_measure(tmp_path, data, movie)
+
+
+def _check_the_probe_measure(tmp_path, data, movie):
+    """The probe measure's rows, claim and table, with random init's probes beside them."""
     options = ExperimentOptions(
         data_dir=data,
         output_dir=str(tmp_path / "probe"),

@@ -242,6 +242,23 @@ def _finished(tmp_path, run):
 
 
 def test_kill_9_of_the_kept_seed_resumes_to_the_uninterrupted_run(tmp_path, whole_run):
+    """A real SIGKILL of the seed that ends up kept, while its best epoch's checkpoint is
+    written (its files in the scratch folder, not yet published: the point only a real kill
+    makes), in ONE fresh process (a one-layer encoder), resumed in this process; it equals
+    the uninterrupted run (`whole_run`, made in this process) in weights, best epoch and
+    every score. A kill after the checkpoint is published is
+    test_a_killed_run_resumes_to_the_uninterrupted_result (in this process). The chain of
+    three kills (mid-epoch, checkpoint, before the best weights) is
+    test_kill_9_of_the_kept_seed_resumes_to_the_uninterrupted_run_at_three_points; the full
+    form, with one process per run and per resume and two layers, is
+    test_kill_9_of_the_kept_seed_resumes_in_its_own_process_to_the_uninterrupted_run."""
+    _kill_chain(tmp_path, whole_run, ("checkpoint",))
+
+
+@pytest.mark.slow
+def test_kill_9_of_the_kept_seed_resumes_to_the_uninterrupted_run_at_three_points(
+    tmp_path, whole_run
+):
     """A real SIGKILL of the seed that ends up kept, mid-epoch, while its epoch checkpoint is
     written, and between that checkpoint and its best weights; each killed run is resumed
     first thing by the next fresh process (which then makes the next kill: 3 processes in a
@@ -249,11 +266,16 @@ def test_kill_9_of_the_kept_seed_resumes_to_the_uninterrupted_run(tmp_path, whol
     one (`whole_run`, made in this process) in weights, best epoch and every score. The
     full form, with one process per run and per resume and two layers, is
     test_kill_9_of_the_kept_seed_resumes_in_its_own_process_to_the_uninterrupted_run."""
+    _kill_chain(tmp_path, whole_run, ("mid-epoch", "checkpoint", "before-best"))
+
+
+def _kill_chain(tmp_path, whole_run, points):
+    """Kills at `points` in a chain of fresh processes (each resuming the run killed before
+    it first), the last killed run resumed here; all equal `whole_run`."""
     vocab, train, dev = _files(tmp_path)
     kept, scores, weights = _finished(whole_run[0].parent, "whole")
     seed = kept["seed"]
     epoch = next(s["best_epoch"] for s in scores if s["seed"] == seed)
-    points = ("mid-epoch", "checkpoint", "before-best")
     runs = {point: f"killed-{point}" for point in points}
     chain = [None, *runs.values()]
     for i, point in enumerate(points):  # the last kill's resume first
@@ -265,7 +287,10 @@ def test_kill_9_of_the_kept_seed_resumes_to_the_uninterrupted_run(tmp_path, whol
             folder = tmp_path / runs[point] / "seeds" / f"seed-{seed}"
             assert (folder / f"epoch-{epoch:04d}" / "record.json").exists()
             assert read_best_epoch(folder) != epoch
-    _run(tmp_path, runs["before-best"], vocab, train, dev, "epochs=3", "seeds=2")
+        if point == "checkpoint":  # the epoch's files were written, its folder not published
+            folder = tmp_path / runs[point] / "seeds" / f"seed-{seed}"
+            assert not (folder / f"epoch-{epoch:04d}").exists()
+    _run(tmp_path, runs[points[-1]], vocab, train, dev, "epochs=3", "seeds=2")
     for point, run in runs.items():
         got_kept, got_scores, got_weights = _finished(tmp_path, run)
         assert (got_kept, got_scores) == (kept, scores), point

@@ -12,7 +12,7 @@ import sys
 import keras
 import numpy as np
 import pytest
-from helpers import scratch_init
+from helpers import scratch_init, scratch_init_one_layer
 
 from electra_tf.config import ConfigError
 from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
@@ -279,12 +279,65 @@ def _write_squad(path, rows):
 
 
 def test_finetune_files_trains_scores_and_predicts_question_answering(tmp_path):
+    """The run, `predict`, `export` and `--init`, the export's raw serving_default read in
+    this process; the full form (the raw serving_default in a fresh process that never
+    imports electra_tf) is
+    test_finetune_files_trains_scores_and_predicts_question_answering_in_a_fresh_process."""
+    _finetune_files_question_answering(tmp_path, scratch_init, fresh_process=False)
+
+
+@pytest.mark.slow
+def test_finetune_files_trains_scores_and_predicts_question_answering_in_a_fresh_process(
+    tmp_path,
+):
+    _finetune_files_question_answering(tmp_path, scratch_init, fresh_process=True)
+
+
+#: The raw serving_default of a QA export: argv[1] the version folder, stdin [questions,
+#: contexts]; prints [answers, starts, ends].
+RAW_QA_SCRIPT = (
+    "import json, sys\nimport tensorflow as tf\nimport tensorflow_text\n"
+    "served = tf.saved_model.load(sys.argv[1]).signatures['serving_default']\n"
+    "q, c = json.load(sys.stdin)\n"
+    "out = served(question=tf.constant(q), context=tf.constant(c))\n"
+    "assert 'electra_tf' not in sys.modules\n"
+    "print(json.dumps([[a.decode() for a in out['answer'].numpy()],\n"
+    "                  out['start'].numpy().tolist(), out['end'].numpy().tolist()]))\n"
+)
+
+
+def _raw_qa_serving(version, asked, cwd, fresh_process):
+    """(answers, starts, ends) of the export's serving_default for `asked` (question, context)
+    pairs: RAW_QA_SCRIPT in a fresh process without electra_tf, or the same calls here."""
+    if not fresh_process:
+        import tensorflow as tf
+
+        served = tf.saved_model.load(str(version)).signatures["serving_default"]
+        out = served(question=tf.constant([q for q, _ in asked]),
+                     context=tf.constant([c for _, c in asked]))  # fmt: skip
+        answers = [a.decode() for a in out["answer"].numpy()]
+        return answers, out["start"].numpy().tolist(), out["end"].numpy().tolist()
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    env.pop("PYTHONPATH", None)
+    done = subprocess.run(
+        [sys.executable, "-c", RAW_QA_SCRIPT, str(version)], capture_output=True, text=True,
+        env=env, input=json.dumps([[q for q, _ in asked], [c for _, c in asked]]),
+        cwd=str(cwd), timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _finetune_files_question_answering(tmp_path, make_init, fresh_process):
+    """Fine-tunes the toy SQuAD files from `make_init`'s scratch encoder; the dev predictions,
+    `predict` (Keras, CLI, a file, a full disk), `export` answering as the run (through
+    `predict` and raw: `fresh_process` or here) and `--init` from the run and its export."""
     from electra_tf.cli import main
     from electra_tf.finetuning import user_task
     from electra_tf.finetuning.predict import open_predictor
 
     vocab = write_vocabulary([*SPECIAL_TOKENS, *WORDS, "."], tmp_path / "vocab.txt")
-    init = scratch_init(len(SPECIAL_TOKENS) + len(WORDS) + 1, vocab)
+    init = make_init(len(SPECIAL_TOKENS) + len(WORDS) + 1, vocab)
     train = _write_squad(tmp_path / "train.json", _toy(96, 0))
     dev_rows = _toy(16, 1)
     dev = tmp_path / "dev.jsonl"
@@ -360,30 +413,13 @@ def test_finetune_files_trains_scores_and_predicts_question_answering(tmp_path):
         np.testing.assert_allclose([a["score"], a["no_answer"]], [b["score"], b["no_answer"]],
                                    atol=1e-5)  # fmt: skip
     version = next((tmp_path / "serving").glob("*/*/saved_model.pb")).parent
-    script = (
-        "import json, sys\nimport tensorflow as tf\nimport tensorflow_text\n"
-        "served = tf.saved_model.load(sys.argv[1]).signatures['serving_default']\n"
-        "q, c = json.load(sys.stdin)\n"
-        "out = served(question=tf.constant(q), context=tf.constant(c))\n"
-        "assert 'electra_tf' not in sys.modules\n"
-        "print(json.dumps([[a.decode() for a in out['answer'].numpy()],\n"
-        "                  out['start'].numpy().tolist(), out['end'].numpy().tolist()]))\n"
-    )
     # Beside the dev rows: the answer at the very end of a context of several windows,
     # after accents, CJK and emoji (offsets count characters, not bytes), and a context
     # shorter than its question.
     extra = [("where does ada live", "😀 東京 café . " + "the food was good . " * 12
               + "ada lives in rome"), ("where does bob live", "in paris")]  # fmt: skip
     asked = [*[(r["question"], r["context"]) for r in dev_rows], *extra]
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
-    env.pop("PYTHONPATH", None)
-    done = subprocess.run(
-        [sys.executable, "-c", script, str(version)], capture_output=True, text=True, env=env,
-        input=json.dumps([[q for q, _ in asked], [c for _, c in asked]]),
-        cwd=str(tmp_path), timeout=600,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    answers, starts, ends = json.loads(done.stdout.strip().splitlines()[-1])
+    answers, starts, ends = _raw_qa_serving(version, asked, tmp_path, fresh_process)
     assert answers[: len(dev_rows)] == [p["answer"] for p in predicted]
     assert answers[len(dev_rows) :] == ["rome", "paris"]
     keras_answers = predictor([q for q, _ in extra], [c for _, c in extra])
@@ -520,6 +556,31 @@ def _qa_same_as_whole(tmp_path, runs, scores, threshold, weights):
 
 
 def test_kill_9_of_a_question_answering_run_resumes_to_the_uninterrupted_run(tmp_path):
+    """A real SIGKILL between the best epoch's checkpoint (which holds the no-answer threshold
+    chosen on dev) and its best weights, in ONE fresh process; resumed in this process, the
+    run equals the uninterrupted one (made here; a one-layer encoder) in weights, threshold,
+    best epoch and every dev score. A mid-epoch kill of a fine-tune is in test_engine.py; the
+    same kill after a mid-epoch one (two processes) is
+    test_kill_9_of_a_question_answering_run_resumes_to_the_uninterrupted_run_after_two_kills;
+    the full form, with a process per run and one more resuming both, and two layers, is
+    test_kill_9_of_a_question_answering_run_resumes_in_separate_processes."""
+    from qa_kill_driver import finetune_in_this_process
+
+    _qa_files(tmp_path)
+    finetune_in_this_process(tmp_path, "whole", layers=1)
+    scores, threshold, weights = _qa_finished(tmp_path, "whole")
+    assert scores["dev"]["f1"] > 50 and "threshold" in scores["dev"]
+    killed = _qa_driver(tmp_path, "killed", "before-best", scores["best_epoch"], layers=1)
+    assert killed.returncode == -9, killed.stderr[-2000:]
+    assert not (tmp_path / "killed" / "results.json").exists()
+    finetune_in_this_process(tmp_path, "killed", layers=1)
+    _qa_same_as_whole(tmp_path, ("killed",), scores, threshold, weights)
+
+
+@pytest.mark.slow
+def test_kill_9_of_a_question_answering_run_resumes_to_the_uninterrupted_run_after_two_kills(
+    tmp_path,
+):
     """A real SIGKILL mid-epoch, and between an epoch's checkpoint (which holds the no-answer
     threshold chosen on dev) and its best weights; each resumed run equals the uninterrupted
     one in weights, threshold, best epoch and every dev score. Two fresh processes, one per
@@ -572,8 +633,9 @@ def test_the_joint_end_head_trains_from_files_and_keeps(tmp_path):
     answering as the Keras model is checked in
     test_the_savedmodel_answers_as_the_keras_model_over_windows_and_unicode, `export` of a
     run folder in test_finetune_files_trains_scores_and_predicts_question_answering; the full
-    form is test_the_joint_end_head_trains_from_files_keeps_and_exports."""
-    _joint_end_run(tmp_path, export=False)
+    form (the two-layer toy encoder, and the export) is
+    test_the_joint_end_head_trains_from_files_keeps_and_exports; here a one-layer encoder."""
+    _joint_end_run(tmp_path, export=False, make_init=scratch_init_one_layer)
 
 
 @pytest.mark.slow
@@ -581,7 +643,7 @@ def test_the_joint_end_head_trains_from_files_keeps_and_exports(tmp_path):
     _joint_end_run(tmp_path, export=True)
 
 
-def _joint_end_run(tmp_path, export):
+def _joint_end_run(tmp_path, export, make_init=scratch_init):
     """`--joint-end`: the end scored given the start, through the engine (trained with the true
     start), the kept model and (`export`) its SavedModel, which answer alike."""
     import tensorflow as tf
@@ -591,7 +653,7 @@ def _joint_end_run(tmp_path, export):
     from electra_tf.tasks.model_folder import load_finetuned
 
     vocab = write_vocabulary([*SPECIAL_TOKENS, *WORDS, "."], tmp_path / "vocab.txt")
-    init = scratch_init(len(SPECIAL_TOKENS) + len(WORDS) + 1, vocab)
+    init = make_init(len(SPECIAL_TOKENS) + len(WORDS) + 1, vocab)
     train = _write_squad(tmp_path / "train.json", _toy(96, 0))
     dev = _write_squad(tmp_path / "dev.json", _toy(16, 1))
     original = user_task.load_initialization

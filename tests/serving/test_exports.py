@@ -384,3 +384,23 @@ def test_release_script_writes_and_checks_every_format_in_a_fresh_process(export
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads(result.stdout[result.stdout.index("{") :])
     _released(report, tmp_path / "rel")
+
+
+def test_the_encoder_signatures_are_traced_without_autograph(exported):
+    """Every signature of the encoder export, and the pass `--xla` compiles, is a
+    `tf.function` without AutoGraph (converting their call tree took about half of an
+    export's time); the export answering as Keras is checked above."""
+    from electra_tf.data.tokenizer import ElectraTokenizer
+    from electra_tf.serving.saved_model import ServingModule, float32_discriminator
+
+    discriminator = float32_discriminator(exported["model"])
+    tokenizer = ElectraTokenizer(exported["vocab"])
+    for jit_compile in (False, True):
+        module = ServingModule(discriminator, tokenizer, seq_length=16, jit_compile=jit_compile)
+        functions = {"serve": module.serve, "serve_text": module.serve_text,
+                     "serve_text_pair": module.serve_text_pair}  # fmt: skip
+        if jit_compile:
+            functions["forward"] = module._forward
+        assert {name: f._autograph for name, f in functions.items()} == dict.fromkeys(
+            functions, False
+        ), jit_compile

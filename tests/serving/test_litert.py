@@ -205,3 +205,11 @@ def test_the_python_path_checks_int8_as_the_cli_does(tmp_path):
     accuracy = float(np.mean(keras == [i % 3 for i in range(len(rows))]))
     dev = json.loads((folder / "electra_config.json").read_text())["quality"]["dev"]
     assert dev["rows"] == len(rows) and dev["keras"] == pytest.approx(accuracy, abs=1e-5)
+
+
+def test_the_litert_signature_is_traced_without_autograph():
+    """The flatbuffer's `serve_text` is a `tf.function` without AutoGraph, as the SavedModel's
+    signatures are (converting its call tree is time spent for nothing); the flatbuffer
+    answering as the Keras model is checked above."""
+    module = LiteTextModule(_model("classification"), pair=True, seq_length=24)
+    assert module.serve_text._autograph is False

@@ -230,3 +230,21 @@ def test_an_empty_batch_gets_empty_answers(tmp_path, kind):
         assert value.shape[0] == 0 and two[name].shape[0] == 2, name
         kept = 2 if kind == "tagging" else 1  # tagging's word axis is the longest text's
         assert value.shape[kept:] == two[name].shape[kept:], name
+
+
+def test_the_signatures_are_traced_without_autograph(tmp_path):
+    """Every serving signature, and the pass `export --xla` compiles, is a `tf.function`
+    without AutoGraph (about half an export's time went to converting their call tree); that
+    they answer as the Keras model is checked above and in test_task_export_xla.py."""
+    model = _tagger()
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("".join(f"{t}\n" for t in TOKENS))
+    for jit_compile in (False, True):
+        module = TaskServingModule(model, str(vocab), jit_compile=jit_compile)
+        functions = {"serve_text": module.serve_text, "serve": module.serve,
+                     "serve_examples": module.serve_examples}  # fmt: skip
+        if jit_compile:
+            functions["forward"] = module._forward
+        assert {name: f._autograph for name, f in functions.items()} == dict.fromkeys(
+            functions, False
+        ), jit_compile
