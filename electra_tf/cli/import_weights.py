@@ -1,4 +1,5 @@
-"""`electra-tf import`: released weights (reference TF1, Hugging Face ELECTRA or BERT) in."""
+"""`electra-tf import`: released weights (reference TF1, Hugging Face ELECTRA or BERT) in, or
+a TensorFlow run's checkpoint rewritten in the form every backend reads."""
 
 from __future__ import annotations
 
@@ -29,6 +30,13 @@ def add_parser(subparsers) -> None:
         help="an ElectraForPreTraining or BERT (BertModel, BertForMaskedLM) folder "
         "(model.safetensors or pytorch_model.bin, with config.json)",
     )
+    source.add_argument(
+        "--tensorflow-run",
+        metavar="RUN",
+        help="a pre-training run (or step-N folder) written on TensorFlow (ckpt.*): its newest "
+        "checkpoint is rewritten as variables.npz, which JAX and PyTorch read without "
+        "TensorFlow installed (convert here, then carry OUT to that machine)",
+    )
     parser.add_argument(
         "--hugging-face-generator",
         metavar="DIR",
@@ -52,6 +60,12 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
+    if args.tensorflow_run:
+        from electra_tf.pretraining.tensorflow_checkpoint import convert_to_portable
+
+        folder = convert_to_portable(args.tensorflow_run, args.out)
+        print_json({"checkpoint": str(folder), "format": "variables.npz"}, indent=None)
+        return 0
     from electra_tf.serving.conversion import import_weights
 
     folder, model = import_weights(

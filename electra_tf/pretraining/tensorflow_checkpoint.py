@@ -60,8 +60,8 @@ def _no_tensorflow(folder, name: str) -> ConfigError:
     return ConfigError(
         f"Checkpoint {folder} was written by a run on TensorFlow (ckpt.*) and TensorFlow is "
         f"not installed here, so the {name} backend cannot read it; convert it first on a "
-        "machine with TensorFlow (electra_tf.pretraining.tensorflow_checkpoint."
-        "convert_to_portable) and use the converted folder."
+        "machine with TensorFlow (electra-tf import --tensorflow-run RUN --out NEW) and use "
+        "NEW."
     )
 
 
@@ -111,9 +111,11 @@ def convert_to_portable(path, out) -> Path:
     folder = find_checkpoint(path)
     if folder is None:
         raise ConfigError(f"No checkpoint found at {path} (expected a step-N folder or a run).")
-    model = load_pretrainer(folder)
     target = Path(out) / "checkpoints" / folder.name
-    target.mkdir(parents=True, exist_ok=False)
+    if Path(out).exists() and any(Path(out).iterdir()):
+        raise ConfigError(f"{out} is not empty; give --out a new or empty folder.")
+    model = load_pretrainer(folder)
+    target.mkdir(parents=True)
     for name in ("config.json", "state.json"):
         shutil.copyfile(folder / name, target / name)
     shutil.copyfile(folder / "config.json", Path(out) / "config.json")

@@ -121,15 +121,21 @@ def test_resuming_a_tensorflow_run_on_jax_is_refused_in_one_sentence(runs):
     assert sorted(os.listdir(runs["copy"] / "checkpoints")) == ["step-00000002"]
 
 
-def test_a_tensorflow_checkpoint_converts_to_the_portable_form(runs, tmp_path):
+def test_a_tensorflow_checkpoint_converts_to_the_portable_form(runs, tmp_path, capsys):
     source = load_pretrainer(runs["tf_run"])
-    step = convert_to_portable(runs["tf_run"], tmp_path / "portable")
-    assert step == tmp_path / "portable" / "checkpoints" / "step-00000002"
+    out = tmp_path / "portable"
+    assert main(["import", "--tensorflow-run", str(runs["tf_run"]), "--out", str(out)]) == 0
+    step = out / "checkpoints" / "step-00000002"
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["checkpoint"] == str(step)
     assert is_portable(step) and not list(step.glob("ckpt*")) and verify_checkpoint(step) is None
-    converted = load_pretrainer(tmp_path / "portable")  # reads variables.npz, on any backend
+    converted = load_pretrainer(out)  # reads variables.npz, on any backend
     for ours, theirs in zip(converted.variables, source.variables, strict=True):
         np.testing.assert_array_equal(np.asarray(ours.numpy()), np.asarray(theirs.numpy()))
     assert int(converted.optimizer.iterations.numpy()) == 2
+    before = sorted(p.name for p in out.rglob("*"))
+    with pytest.raises(ConfigError, match=f"{out} is not empty; give --out a new or empty"):
+        convert_to_portable(runs["tf_run"], out)  # the CLI prints it as one line, exit 2
+    assert sorted(p.name for p in out.rglob("*")) == before  # nothing overwritten
 
 
 def test_without_tensorflow_the_checkpoint_is_refused_with_how_to_convert_it(runs, monkeypatch):
@@ -137,5 +143,6 @@ def test_without_tensorflow_the_checkpoint_is_refused_with_how_to_convert_it(run
     monkeypatch.setattr(backend, "tensorflow", lambda: None)
     monkeypatch.setattr(backend, "name", lambda: "jax")
     step = runs["tf_run"] / "checkpoints" / "step-00000002"
-    with pytest.raises(ConfigError, match="TensorFlow is not installed here.*convert_to_portable"):
+    refusal = "TensorFlow is not installed here.*electra-tf import --tensorflow-run RUN --out NEW"
+    with pytest.raises(ConfigError, match=refusal):
         read_tensorflow_weights(model, step)
