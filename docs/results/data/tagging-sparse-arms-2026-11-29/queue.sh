@@ -2,7 +2,13 @@
 # The screen's runs, in the declared order; stops starting runs after STOP_BY (epoch seconds).
 HERE=$(cd "$(dirname "$0")" && pwd)
 run() { [ "$(date +%s)" -lt "${STOP_BY:-9999999999}" ] && "$HERE/run_arm.sh" "$@"; }
-run arm_L_s1 1 --set layerwise_decay=0.8
-run arm_W_s1 1 --set warmup_fraction=0.1
-run arm_E_s1 1 --set adam_epsilon=1e-6
-run arm_G_s1 1 --set group_by_length=true
+[ "$1" = s2 ] || run arm_L_s1 1 --set layerwise_decay=0.8
+[ "$1" = s2 ] || run arm_W_s1 1 --set warmup_fraction=0.1
+[ "$1" = s2 ] || run arm_E_s1 1 --set adam_epsilon=1e-6
+[ "$1" = s2 ] || run arm_G_s1 1 --set group_by_length=true
+# added 02:49 UTC after the four seed-1 runs (the rule's "seed 2 of any arm if time is left"):
+# seed 2 of the two arms whose epoch-1 dev F1 was at or near 0 (L, W). Run as queue.sh s2.
+if [ "$1" = s2 ]; then
+  run arm_L_s2 2 --set layerwise_decay=0.8
+  run arm_W_s2 2 --set warmup_fraction=0.1
+fi
