@@ -61,7 +61,7 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     if args.tensorflow_run:
-        from electra_tf.pretraining.tensorflow_checkpoint import convert_to_portable
+        from electra_tf.pretraining.conversion import convert_to_portable
 
         folder = convert_to_portable(args.tensorflow_run, args.out)
         print_json({"checkpoint": str(folder), "format": "variables.npz"}, indent=None)

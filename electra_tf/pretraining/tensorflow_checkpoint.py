@@ -96,29 +96,3 @@ def read_tensorflow_weights(model, folder) -> None:
     graph = _object_graph(reader, tf)
     _assign(model.trainable_variables, TRAINABLE, graph, reader, folder, "trainable")
     _assign(model.non_trainable_variables, STATES, graph, reader, folder, "non-trainable")
-
-
-def convert_to_portable(path, out) -> Path:
-    """Rewrites the checkpoint at `path` (a run or `step-N` folder written on TensorFlow) as a
-    portable one, `out/checkpoints/step-N/variables.npz` with its config and state, which
-    every backend reads (run on a machine with TensorFlow). Returns the new step folder."""
-    import shutil
-
-    from electra_tf.io.durable import write_record
-    from electra_tf.pretraining.checkpoint import find_checkpoint, load_pretrainer
-    from electra_tf.pretraining.portable_checkpoint import write_variables
-
-    folder = find_checkpoint(path)
-    if folder is None:
-        raise ConfigError(f"No checkpoint found at {path} (expected a step-N folder or a run).")
-    target = Path(out) / "checkpoints" / folder.name
-    if Path(out).exists() and any(Path(out).iterdir()):
-        raise ConfigError(f"{out} is not empty; give --out a new or empty folder.")
-    model = load_pretrainer(folder)
-    target.mkdir(parents=True)
-    for name in ("config.json", "state.json"):
-        shutil.copyfile(folder / name, target / name)
-    shutil.copyfile(folder / "config.json", Path(out) / "config.json")
-    write_variables(model, target)
-    write_record(target)
-    return target

@@ -24,11 +24,9 @@ from electra_tf.config import ConfigError
 from electra_tf.ops import backend
 from electra_tf.pretraining.checkpoint import load_pretrainer
 from electra_tf.pretraining.checkpoint_checks import verify_checkpoint
+from electra_tf.pretraining.conversion import convert_to_portable
 from electra_tf.pretraining.portable_checkpoint import is_portable
-from electra_tf.pretraining.tensorflow_checkpoint import (
-    convert_to_portable,
-    read_tensorflow_weights,
-)
+from electra_tf.pretraining.tensorflow_checkpoint import read_tensorflow_weights
 
 CHILD = pathlib.Path(__file__).with_name("portable_init_child.py")
 SMALL = {
