@@ -64,7 +64,8 @@ def add_parser(subparsers) -> None:
         "--strategy",
         choices=["default", "mirrored", "multi_worker", "tpu"],
         help="tf.distribute strategy (sets train.strategy); multi_worker reads TF_CONFIG; on "
-        "JAX, default or mirrored (the batch split over every device by keras.distribution)",
+        "JAX, keras.distribution splits the batch over this host's devices (mirrored), every "
+        "worker's (multi_worker: TF_CONFIG or KERAS_DISTRIBUTION_*) or the TPU's (tpu)",
     )
     parser.add_argument(
         "--cpu-devices",
@@ -97,7 +98,7 @@ def add_parser(subparsers) -> None:
         "--backend",
         choices=BACKENDS,
         help="Keras backend to train on (sets KERAS_BACKEND; default: KERAS_BACKEND, else "
-        "tensorflow); jax trains the electra and electra_15 objectives, default or mirrored",
+        "tensorflow); jax trains every objective and strategy",
     )
     parser.set_defaults(handler=run)
 

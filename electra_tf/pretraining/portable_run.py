@@ -4,9 +4,11 @@
 train step (`portable_step`), the checkpoints are `variables.npz` (`portable_checkpoint`),
 and the devices are Keras's: `train.strategy=mirrored` splits each batch over every
 device (`keras.distribution.DataParallel`; on a CPU, `--cpu-devices N` makes N), and
-`default` trains on one. `tf.distribute`'s other strategies are TensorFlow's: refused in
-one sentence before anything is written (as is an objective not written in `keras.ops`;
-today all are). mixed_float16's dynamic loss scaling runs on JAX too (`portable_step`),
+`default` trains on one. On JAX, `multi_worker` does the same over the devices of several
+processes (`jax_cluster`: the cluster from TF_CONFIG), and `tpu` over the TPU's devices
+(refused in one sentence on other devices). Elsewhere those two are TensorFlow's: refused
+in one sentence before anything is written (as is an objective not written in
+`keras.ops`; today all are). mixed_float16's dynamic loss scaling runs on JAX too (`portable_step`),
 not on PyTorch.
 """
 
@@ -17,10 +19,11 @@ import keras
 from electra_tf.config import ConfigError, ElectraConfig
 from electra_tf.pretraining.objectives import OBJECTIVES
 
-__all__ = ["check_backend", "set_distribution"]
+__all__ = ["check_backend", "set_distribution", "worker"]
 
-#: The train.strategy values a run off TensorFlow takes.
+#: The train.strategy values a run off TensorFlow takes (JAX_STRATEGIES: on JAX).
 PORTABLE_STRATEGIES = ("default", "mirrored")
+JAX_STRATEGIES = (*PORTABLE_STRATEGIES, "multi_worker", "tpu")
 
 
 def check_backend(config: ElectraConfig) -> None:
@@ -35,11 +38,15 @@ def check_backend(config: ElectraConfig) -> None:
             f"objective.name={objective!r} trains on the TensorFlow backend only for now; on "
             f"{name} choose one of {', '.join(portable)}, or pass --backend tensorflow."
         )
-    if train.strategy not in PORTABLE_STRATEGIES:
+    if train.strategy not in (JAX_STRATEGIES if name == "jax" else PORTABLE_STRATEGIES):
         raise ConfigError(
-            f"train.strategy={train.strategy!r} runs on the TensorFlow backend only; on {name} "
-            "train with the default or mirrored strategy, or pass --backend tensorflow."
+            f"train.strategy={train.strategy!r} runs on the TensorFlow and JAX backends only; "
+            f"on {name} train with the default or mirrored strategy, or pass --backend jax."
         )
+    if train.strategy == "multi_worker" and name == "jax":
+        from electra_tf.pretraining.jax_cluster import start_cluster
+
+        start_cluster(train)  # before JAX sees a device (the check below looks at them)
     if train.mixed_precision == "mixed_float16" and name != "jax":
         raise ConfigError(
             f"train.mixed_precision='mixed_float16' runs on TensorFlow and JAX only; on {name} "
@@ -60,20 +67,42 @@ def _jax_on_cpu() -> bool:
     return jax.default_backend() == "cpu"
 
 
+def _devices(train) -> list:
+    """The devices train.strategy splits the batch over: this process's (mirrored), every
+    process's (multi_worker, once `check_backend` joined the cluster) or the TPU's."""
+    if train.strategy == "mirrored":
+        return keras.distribution.list_devices()
+    import jax
+
+    from electra_tf.pretraining.jax_cluster import tpu_devices
+
+    return jax.devices() if train.strategy == "multi_worker" else tpu_devices(jax.devices())
+
+
 def set_distribution(train) -> None:
-    """Keras's distribution for this run on JAX: the batch split over every device
-    (`DataParallel`) for train.strategy=mirrored, none (one device) for default.
+    """Keras's distribution for this run off TensorFlow: the batch split over the devices
+    of train.strategy (`DataParallel`; `_devices`), none (one device) for default.
 
     Raises:
-        ConfigError: the batch does not split evenly over the devices.
+        ConfigError: the batch does not split evenly over the devices, or tpu without TPUs.
     """
-    if train.strategy != "mirrored":
+    if train.strategy == "default":
         keras.distribution.set_distribution(None)
         return
-    devices = keras.distribution.list_devices()
+    devices = _devices(train)
     if train.batch_size % len(devices):
         raise ConfigError(
             f"train.batch_size={train.batch_size} does not split over the {len(devices)} "
-            "devices of train.strategy=mirrored; choose a multiple of that count."
+            f"devices of train.strategy={train.strategy}; choose a multiple of that count."
         )
     keras.distribution.set_distribution(keras.distribution.DataParallel(devices=devices))
+
+
+def worker(train) -> tuple[bool, int]:
+    """(is_chief, process index) of a run off TensorFlow: JAX's process index under
+    multi_worker (process 0 is the chief), else (True, 0)."""
+    if train.strategy != "multi_worker":
+        return True, 0
+    import jax
+
+    return jax.process_index() == 0, jax.process_index()

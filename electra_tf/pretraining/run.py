@@ -35,7 +35,7 @@ from electra_tf.pretraining.checkpoint_checks import READ_ERRORS
 from electra_tf.pretraining.distribute import make_strategy, worker_info
 from electra_tf.pretraining.objectives import train_flops_per_step
 from electra_tf.pretraining.portable_checkpoint import readable_here
-from electra_tf.pretraining.portable_run import check_backend, set_distribution
+from electra_tf.pretraining.portable_run import check_backend, set_distribution, worker
 from electra_tf.pretraining.pretrainer import ElectraPretrainer
 from electra_tf.pretraining.run_config import (
     check_resume_config,
@@ -127,7 +127,7 @@ def run_pretraining(
     started, output_dir, train = time.perf_counter(), Path(output_dir), config.train
     check_backend(config)
     config = with_absolute_paths(config)
-    strategy, (is_chief, worker_id) = _strategy(train), worker_info()
+    strategy, (is_chief, worker_id) = _strategy(train)
     inputs = _training_files(config, text_sources)
     model, checkpointer = _build(config, strategy, output_dir, is_chief, worker_id)
     start = _resume(checkpointer, config, output_dir, resume)
@@ -140,6 +140,7 @@ def run_pretraining(
     dataset = _dataset(config, strategy, inputs, start, text_sources, lower_case)
     scalars, guard, run_callbacks = _callbacks(config, output_dir, checkpointer, save_steps)
     run_callbacks += list(callbacks)  # the user's run after ours
+    verbose = verbose if is_chief else 0  # one progress bar: the chief's
     logs = _fit(model, dataset, steps, run_callbacks, verbose, checkpointer) if steps else {}
     step = int(model.optimizer.iterations.numpy())
     if is_chief:
@@ -187,13 +188,13 @@ def _callbacks(config, output_dir: Path, checkpointer: Checkpointer, save_steps)
 
 
 def _strategy(train):
-    """The `tf.distribute` strategy on TensorFlow. Elsewhere, Keras's distribution (set
-    here) places the variables and splits the batch, and TensorFlow's default strategy,
-    whose scope changes nothing, stands in."""
+    """(strategy, (is_chief, worker id)): the `tf.distribute` strategy on TensorFlow.
+    Elsewhere, Keras's distribution (set here) places the variables and splits the batch,
+    and TensorFlow's default strategy, whose scope changes nothing, stands in."""
     if keras.config.backend() == "tensorflow":
-        return make_strategy(train)
+        return make_strategy(train), worker_info()
     set_distribution(train)
-    return tf.distribute.get_strategy()
+    return tf.distribute.get_strategy(), worker(train)
 
 
 def _build(config, strategy, output_dir: Path, is_chief: bool, worker_id: int):
