@@ -253,3 +253,16 @@ def packed_with_vocabulary(folder, n):
     manifest["vocab_file"] = "v.txt"
     (folder / "manifest.json").write_text(json.dumps(manifest))
     return data
+
+
+def free_ports(n):
+    """`n` TCP ports on 127.0.0.1 that were free a moment ago (for a local cluster)."""
+    import socket
+
+    sockets = [socket.socket() for _ in range(n)]
+    for s in sockets:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    return ports
