@@ -9,9 +9,11 @@ set. Process 0 (the chief, else worker 0) is JAX's coordinator, at its own addre
 
 `start_cluster` calls `jax.distributed.initialize` itself, not `keras.distribution.
 initialize`, to bound its wait by `train.collective_timeout` (Keras passes no timeout:
-JAX's default is 300 s). A worker first waits for the coordinator's port itself and says
-in one sentence that it is not there, since JAX's own failure to connect aborts the
-process (SIGABRT, no Python exception). `keras.distribution.DataParallel` over every
+JAX's default is 300 s). JAX's own failure to connect aborts the process (SIGABRT, no
+Python exception), so before it the processes meet on the coordinator's port themselves:
+process 0 listens there until every other process has knocked once (`gather_workers`),
+and each other process knocks until it answers (`wait_for_coordinator`); either says in
+one sentence who did not come within the timeout. `keras.distribution.DataParallel` over every
 process's devices then splits each global batch: Keras's JAX trainer rebatches the
 `tf.data` stream to `batch / processes` rows and keeps this process's shard of each global
 batch, so the processes together see the batches one process would.
@@ -143,6 +145,44 @@ def wait_for_coordinator(cluster: Cluster, timeout: float, connect=socket.create
         time.sleep(0.2)
 
 
+def _listen(port: int) -> socket.socket:
+    """A listening socket on `port` of every address (IPv6 and IPv4 where it can)."""
+    if socket.has_dualstack_ipv6():
+        return socket.create_server(("::", port), family=socket.AF_INET6, dualstack_ipv6=True)
+    return socket.create_server(("", port))
+
+
+def gather_workers(cluster: Cluster, timeout: float) -> None:
+    """Process 0: returns once every other process has reached its port (each knocks once,
+    in `wait_for_coordinator`), then frees the port for JAX's service; ConfigError after
+    `timeout` or when the port cannot be taken."""
+    port, others = int(cluster.coordinator.rpartition(":")[2]), cluster.num_processes - 1
+    try:
+        server = _listen(port)
+    except OSError as error:
+        raise ConfigError(
+            f"The coordinator (process 0) cannot listen on port {port} of {cluster.coordinator}"
+            f" ({error.strerror or error}); choose a free port in {cluster.source}."
+        ) from None
+    deadline, knocked = time.monotonic() + timeout, 0
+    with server:
+        while knocked < others:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise ConfigError(
+                    f"Only {knocked} of the {others} other processes reached the coordinator "
+                    f"{cluster.coordinator} (process 0, from {cluster.source}) within "
+                    f"{timeout:g} s; start every worker with the same cluster, or raise "
+                    "train.collective_timeout."
+                )
+            server.settimeout(left)
+            try:
+                server.accept()[0].close()
+                knocked += 1
+            except TimeoutError:
+                continue
+
+
 def start_cluster(train, environ=None) -> Cluster:
     """Joins this process to the run's cluster (`jax.distributed.initialize`), once."""
     import jax
@@ -152,6 +192,8 @@ def start_cluster(train, environ=None) -> Cluster:
         return cluster
     if cluster.process_id:
         wait_for_coordinator(cluster, train.collective_timeout)
+    else:
+        gather_workers(cluster, train.collective_timeout)
     jax.distributed.initialize(
         cluster.coordinator,
         cluster.num_processes,

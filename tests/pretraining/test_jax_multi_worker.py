@@ -119,6 +119,32 @@ def test_a_worker_waits_for_the_coordinator_and_gives_up_after_its_timeout():
         jax_cluster.wait_for_coordinator(cluster, 0.5)
 
 
+def test_the_coordinator_waits_for_every_worker_to_knock_and_gives_up_after_its_timeout():
+    import threading
+
+    (port,) = free_ports(1)
+    addresses = (f"127.0.0.1:{port}", "127.0.0.1:1", "127.0.0.1:2")
+    chief = jax_cluster.Cluster(addresses, 0, "TF_CONFIG")
+    workers = [jax_cluster.Cluster(addresses, i, "TF_CONFIG") for i in (1, 2)]
+    knocks = [
+        threading.Thread(target=jax_cluster.wait_for_coordinator, args=(worker, 30))
+        for worker in workers
+    ]
+    for knock in knocks:  # the workers start first and knock until the coordinator listens
+        knock.start()
+    jax_cluster.gather_workers(chief, 30)
+    for knock in knocks:
+        knock.join(timeout=30)
+        assert not knock.is_alive()
+    started = time.monotonic()  # nobody knocks this time
+    with pytest.raises(ConfigError, match="Only 0 of the 2 other processes reached the coord"):
+        jax_cluster.gather_workers(chief, 0.5)
+    assert 0.5 <= time.monotonic() - started < 10
+    with socket.create_server(("127.0.0.1", port)):  # another program holds the port
+        with pytest.raises(ConfigError, match=f"cannot listen on port {port} of 127.0.0.1:"):
+            jax_cluster.gather_workers(chief, 0.5)
+
+
 def _fake_devices(platform, count=4):
     return [SimpleNamespace(platform=platform, id=i) for i in range(count)]
 
