@@ -297,11 +297,19 @@ def test_backend_flag_runs_the_command_again_once_keras_is_loaded(monkeypatch):
 @pytest.mark.parametrize(
     "setting, message",
     [
-        ("train.strategy=multi_worker", "strategy='multi_worker' runs on the TensorFlow backend"),
+        ("train.strategy=multi_worker", "multi_worker needs the cluster: the TF_CONFIG"),
     ],
 )  # mixed_float16 runs on JAX now; its refusals: tests/pretraining/test_jax_mixed_float16.py
 def test_what_jax_cannot_run_is_refused_in_one_sentence(monkeypatch, setting, message):
+    """multi_worker runs on JAX (tests/pretraining/test_jax_multi_worker.py), given a cluster."""
     monkeypatch.setattr(portable_run.keras.config, "backend", lambda: "jax")
+    for name in (
+        "TF_CONFIG",
+        "KERAS_DISTRIBUTION_JOB_ADDRESSES",
+        "KERAS_DISTRIBUTION_NUM_PROCESSES",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("KERAS_DISTRIBUTION_PROCESS_ID", raising=False)
     with pytest.raises(ConfigError, match=message):
         portable_run.check_backend(load_recipe("tiny").override(setting))
     portable_run.check_backend(load_recipe("tiny"))  # electra on one device: accepted
