@@ -167,6 +167,20 @@ def _toy(n, seed):
 
 
 def test_question_answerer_learns_round_trips_and_keeps_the_threshold(tmp_path):
+    """A one-layer encoder; the full form, two layers, is
+    test_question_answerer_learns_round_trips_and_keeps_the_threshold_with_two_layers."""
+    _question_answerer_learns(tmp_path, layers=1)
+
+
+@pytest.mark.slow
+def test_question_answerer_learns_round_trips_and_keeps_the_threshold_with_two_layers(tmp_path):
+    _question_answerer_learns(tmp_path, layers=2)
+
+
+def _question_answerer_learns(tmp_path, layers):
+    """`ElectraQuestionAnswerer` (a `layers`-layer encoder) refuses SQuAD 2.0 data when
+    compiled for 1.1, learns the toy, chooses its threshold on held-out questions, answers
+    every test question, and keeps all of it through `.keras` saving."""
     from electra_tf.models.encoder import ElectraEncoder
     from electra_tf.tasks.question_answerer import ElectraQuestionAnswerer
     from electra_tf.tasks.question_answerer_preprocessor import (
@@ -175,7 +189,7 @@ def test_question_answerer_learns_round_trips_and_keeps_the_threshold(tmp_path):
 
     keras.utils.set_random_seed(0)
     tokens = [*SPECIAL_TOKENS, *WORDS, "."]
-    encoder = ElectraEncoder(vocabulary_size=len(tokens), num_layers=2, hidden_dim=16,
+    encoder = ElectraEncoder(vocabulary_size=len(tokens), num_layers=layers, hidden_dim=16,
         embedding_dim=16, num_heads=2, intermediate_dim=32, max_sequence_length=32,
         dropout=0.0)  # fmt: skip
     model = ElectraQuestionAnswerer(
