@@ -7,7 +7,7 @@ import math
 import keras
 import numpy as np
 import pytest
-from helpers import scratch_init
+from helpers import scratch_init_one_layer
 from test_question_answering import WORDS, _savedmodel_answers_as_keras, _toy, _write_squad
 
 from electra_tf.config import ConfigError
@@ -129,7 +129,7 @@ def test_a_run_trains_and_keeps_the_transformers_style_head(tmp_path):
     from electra_tf.tasks.question_answerer_preprocessor import as_examples
 
     vocab = write_vocabulary([*SPECIAL_TOKENS, *WORDS, "."], tmp_path / "vocab.txt")
-    init = scratch_init(len(SPECIAL_TOKENS) + len(WORDS) + 1, vocab)
+    init = scratch_init_one_layer(len(SPECIAL_TOKENS) + len(WORDS) + 1, vocab)  # one layer
     train = _write_squad(tmp_path / "train.json", _toy(32, 0))
     dev_rows = _toy(16, 1)
     dev = _write_squad(tmp_path / "dev.json", dev_rows)

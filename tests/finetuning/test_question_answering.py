@@ -167,6 +167,20 @@ def _toy(n, seed):
 
 
 def test_question_answerer_learns_round_trips_and_keeps_the_threshold(tmp_path):
+    """A one-layer encoder; the full form, two layers, is
+    test_question_answerer_learns_round_trips_and_keeps_the_threshold_with_two_layers."""
+    _question_answerer_learns(tmp_path, layers=1)
+
+
+@pytest.mark.slow
+def test_question_answerer_learns_round_trips_and_keeps_the_threshold_with_two_layers(tmp_path):
+    _question_answerer_learns(tmp_path, layers=2)
+
+
+def _question_answerer_learns(tmp_path, layers):
+    """`ElectraQuestionAnswerer` (a `layers`-layer encoder) refuses SQuAD 2.0 data when
+    compiled for 1.1, learns the toy, chooses its threshold on held-out questions, answers
+    every test question, and keeps all of it through `.keras` saving."""
     from electra_tf.models.encoder import ElectraEncoder
     from electra_tf.tasks.question_answerer import ElectraQuestionAnswerer
     from electra_tf.tasks.question_answerer_preprocessor import (
@@ -175,7 +189,7 @@ def test_question_answerer_learns_round_trips_and_keeps_the_threshold(tmp_path):
 
     keras.utils.set_random_seed(0)
     tokens = [*SPECIAL_TOKENS, *WORDS, "."]
-    encoder = ElectraEncoder(vocabulary_size=len(tokens), num_layers=2, hidden_dim=16,
+    encoder = ElectraEncoder(vocabulary_size=len(tokens), num_layers=layers, hidden_dim=16,
         embedding_dim=16, num_heads=2, intermediate_dim=32, max_sequence_length=32,
         dropout=0.0)  # fmt: skip
     model = ElectraQuestionAnswerer(
@@ -280,8 +294,9 @@ def _write_squad(path, rows):
 
 def test_finetune_files_trains_scores_and_predicts_question_answering(tmp_path):
     """The run, `predict`, `export` and `--init`, the export's raw serving_default read in
-    this process; the full form (the raw serving_default in a fresh process that never
-    imports electra_tf) is
+    this process, the full-disk `predict`s given the predictor already open; the full form
+    (the raw serving_default in a fresh process that never imports electra_tf, each
+    full-disk `predict` opening the run folder) is
     test_finetune_files_trains_scores_and_predicts_question_answering_in_a_fresh_process."""
     _finetune_files_question_answering(tmp_path, scratch_init, fresh_process=False)
 
@@ -379,7 +394,10 @@ def _finetune_files_question_answering(tmp_path, make_init, fresh_process):
                  "--output", str(out)]) == 0  # fmt: skip
     from_file = [json.loads(line) for line in out.read_text().splitlines()]
     assert [f["answer"] for f in from_file] == [p["answer"] for p in predicted]
-    # A full or read-only disk under --output: one sentence, exit 2, nothing written.
+    # A full or read-only disk under --output: one sentence, exit 2, nothing written. Here
+    # the command gets the predictor opened above (loading is checked above); the full form
+    # (fresh_process) opens the run folder again each time.
+    import electra_tf.finetuning.predict as predict_module
     import electra_tf.io.durable as durable
 
     for number, reason, said in ((28, "No space left on device", "the disk is full"),
@@ -388,15 +406,17 @@ def _finetune_files_question_answering(tmp_path, make_init, fresh_process):
         def refuse(path, *args, number=number, reason=reason, **kwargs):
             raise OSError(number, reason, str(path))
 
-        original_write = durable.write_atomic
+        original_write, original_open = durable.write_atomic, predict_module.open_predictor
         durable.write_atomic = refuse
+        if not fresh_process:
+            predict_module.open_predictor = lambda path, *args, **kwargs: predictor
         stderr = io.StringIO()
         try:
             with contextlib.redirect_stderr(stderr):
                 status = main(["predict", "--model", str(tmp_path / "run"), "--input", str(dev),
                                "--output", str(tmp_path / "full.jsonl")])  # fmt: skip
         finally:
-            durable.write_atomic = original_write
+            durable.write_atomic, predict_module.open_predictor = original_write, original_open
         assert status == 2 and not (tmp_path / "full.jsonl").exists()
         said_lines = [x for x in stderr.getvalue().splitlines() if x.startswith("electra-tf")]
         assert len(said_lines) == 1 and "Traceback" not in stderr.getvalue()

@@ -1,9 +1,11 @@
-"""Run by test_jax_mixed_float16.py with KERAS_BACKEND=jax: mixed_float16 against float32.
+"""Run by test_backends.py's JAX child (`backends_child.py --mixed-float16 OUT`, after its
+own work) with KERAS_BACKEND=jax: mixed_float16 against float32.
 
-`python mixed_float16_child.py OUT` builds the tiny pretrainer of backend_child.py twice,
-in float32 and in mixed_float16 with the same weights, and trains the float32 one two
-`fit` steps. The mixed one trains two steps at Keras's initial loss scale (they overflow
-and are skipped), two at a scale of 512 (they apply), then one at 1e30 (overflow again).
+`python mixed_float16_child.py OUT` (the same alone) builds the tiny pretrainer of
+backend_child.py twice, in float32 and in mixed_float16 with the same weights, and trains
+the float32 one two `fit` steps. The mixed one trains two steps at Keras's initial loss
+scale (they overflow and are skipped), two at a scale of 512 (they apply), then one at 1e30
+(overflow again).
 Saves to OUT (npz): the step losses, the weights after each stage, the mixed run's weight
 dtypes, its loss scale and step counter after each stage, and the `nonfinite` logs.
 """

@@ -1,11 +1,13 @@
 """Run by test_portable_init.py with KERAS_BACKEND=jax, on a run written on TensorFlow.
 
-`python portable_init_child.py OUT TF_RUN RESUME_ARGS... -- INIT_ARGS...` loads TF_RUN's
-newest checkpoint with `load_pretrainer` (its weights, read from `ckpt.*`), runs
-`electra-tf RESUME_ARGS` (a resume of a copy of that run: refused) and `electra-tf
-INIT_ARGS` (a new run with `--init TF_RUN`), and saves to OUT (npz): every trainable and
-non-trainable value loaded, the discriminator's logits on a fixed batch, and each
-command's status and error output.
+`python portable_init_child.py OUT TF_RUN RESUME_ARGS... -- INIT_ARGS... [-- STRAIGHT_OUT
+STRAIGHT_ARGS...]` loads TF_RUN's newest checkpoint with `load_pretrainer` (its weights,
+read from `ckpt.*`), runs `electra-tf RESUME_ARGS` (a resume of a copy of that run:
+refused) and `electra-tf INIT_ARGS` (a new run with `--init TF_RUN`), and saves to OUT
+(npz): every trainable and non-trainable value loaded, the discriminator's logits on a
+fixed batch, and each command's status and error output. With STRAIGHT_OUT, it then does
+`jax_run_child.py STRAIGHT_OUT -- STRAIGHT_ARGS...`'s work (test_jax_run.py's straight
+run, its checks in test_portable_init.py): one JAX import less.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import contextlib
 import io
 import sys
 
+import jax_run_child
 import numpy as np
 from jax_run_child import fixed_batch
 
@@ -60,4 +63,9 @@ def main(out: str, run: str, resume: list[str], init: list[str]) -> None:
 if __name__ == "__main__":
     arguments = sys.argv[3:]
     split = arguments.index("--")
-    main(sys.argv[1], sys.argv[2], arguments[:split], arguments[split + 1 :])
+    init, straight = arguments[split + 1 :], []
+    if "--" in init:
+        init, straight = init[: init.index("--")], init[init.index("--") + 1 :]
+    main(sys.argv[1], sys.argv[2], arguments[:split], init)
+    if straight:
+        jax_run_child.main(straight[0], [straight[1:]])

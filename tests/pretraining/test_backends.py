@@ -47,21 +47,24 @@ def _run(backend, weights, out, sampler):
 
 @pytest.fixture(scope="module")
 def shared(tmp_path_factory):
-    """The default suite's runs: `(batch, objectives)`, each `{backend: outputs}`, of
-    `backend_child.main` and of `objectives_child.main` (every case on TensorFlow and
-    PyTorch, `JAX_DEFAULT` on JAX). TensorFlow runs both in this process while one JAX and
-    one PyTorch child (`backends_child.py`) start and then run both."""
+    """The default suite's runs: `(batch, objectives, mixed)`, the first two each
+    `{backend: outputs}`, of `backend_child.main` and of `objectives_child.main` (every case
+    on TensorFlow and PyTorch, `JAX_DEFAULT` on JAX), and `mixed_float16_child.main`'s
+    outputs on JAX. TensorFlow runs both in this process while one JAX and one PyTorch child
+    (`backends_child.py`) start and then run both; the JAX child then the mixed_float16 runs."""
     folder = tmp_path_factory.mktemp("backends")
     weights, objectives = folder / "tiny.weights.h5", folder / "objectives"
     objectives.mkdir()
     np.save(objectives / "unigram_counts.npy", np.arange(131, dtype=np.int64))
+    mixed = folder / "mixed_float16.npz"
 
     def start(backend, cases):
         args = [weights, folder / f"{backend}.npz", "inverse_cdf", objectives, *cases]
         return run_child(BOTH_CHILD, backend, args, JAX_FLAGS)
 
     # All three at once: TensorFlow writes the weights, the others wait for them.
-    children = {"jax": start("jax", JAX_DEFAULT), "torch": start("torch", CASES)}
+    jax_cases = ["--mixed-float16", mixed, *JAX_DEFAULT]
+    children = {"jax": start("jax", jax_cases), "torch": start("torch", CASES)}
     import backend_child
     import objectives_child
 
@@ -70,7 +73,8 @@ def shared(tmp_path_factory):
     for backend, process in children.items():
         wait_child(process, backend)
     batch = {b: dict(np.load(folder / f"{b}.npz")) for b in BACKENDS}
-    return batch, {b: dict(np.load(objectives / f"{b}.npz")) for b in BACKENDS}
+    cases = {b: dict(np.load(objectives / f"{b}.npz")) for b in BACKENDS}
+    return batch, cases, dict(np.load(mixed))
 
 
 @pytest.fixture(
@@ -220,3 +224,48 @@ def test_two_stage_switches_and_copies_on_every_backend(quick, backend):
     assert len(pairs) > 10
     for disc, gen in pairs:
         assert np.abs(other[disc] - other[gen]).max() < 2e-2, disc
+
+
+# mixed_float16 on JAX (test_jax_mixed_float16.py's checks of `mixed_float16_child.py`, whose
+# runs the JAX child above makes after its own: one JAX import less): the tiny pretrainer two
+# steps in float32 and in mixed_float16 from the same weights; the mixed run first calibrates
+# its loss scale down (Keras's initial 2**15 overflows), then trains at 512, then is made to
+# overflow.
+
+
+@pytest.fixture(scope="module")
+def runs(shared):
+    """`mixed_float16_child.main`'s outputs, from the shared JAX child."""
+    return shared[2]
+
+
+def test_mixed_float16_trains_on_jax_with_float32_master_weights(runs):
+    assert str(runs["backend"]) == "jax"
+    assert [str(d) for d in runs["mixed_dtypes"]] == ["float32"]
+    assert np.all(np.isfinite(runs["mixed_loss"])) and runs["mixed_loss"].shape == (2,)
+    # Two finite steps at 512: applied, and the scale grows only after 2,000 of them.
+    assert runs["scale_after_two"] == 512.0 and runs["steps_before_overflow"] == 2
+    assert np.linalg.norm(runs["mixed_after"] - runs["after_calibration"]) > 1e-3
+
+
+def test_mixed_float16_follows_float32_within_half_precision(runs):
+    np.testing.assert_allclose(runs["mixed_loss"], runs["full_loss"], rtol=1e-2)
+    moved = np.linalg.norm(runs["full_after"] - runs["initial"])
+    apart = np.linalg.norm(runs["mixed_after"] - runs["full_after"])
+    assert moved > 1e-3 and apart < 0.1 * moved, (apart, moved)
+
+
+def test_the_initial_scale_calibrates_down_skipping_overflowing_steps(runs):
+    # 2**15 overflowed twice: halved twice, no step taken, no weight moved.
+    assert runs["scale_after_calibration"] == 2.0**13
+    assert runs["steps_after_calibration"] == 0
+    np.testing.assert_array_equal(runs["after_calibration"], runs["initial"])
+    # Above the scale's floor a skip is calibration, not divergence (as on TensorFlow).
+    assert np.all(runs["calibration_nonfinite"] == 0.0)
+
+
+def test_an_overflow_halves_the_scale_and_skips_the_update(runs):
+    assert runs["scale_after_overflow"] == pytest.approx(5e29, rel=1e-6)
+    assert runs["steps_after_overflow"] == runs["steps_before_overflow"]  # step not taken
+    np.testing.assert_array_equal(runs["after_overflow"], runs["mixed_after"])
+    assert np.all(runs["overflow_nonfinite"] == 0.0)

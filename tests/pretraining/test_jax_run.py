@@ -1,12 +1,18 @@
 """`electra-tf pretrain --backend jax`: the same run folder, checkpoints and resume as on TF.
 
 Every JAX run here is a child process (this one runs TensorFlow): `jax_run_child.py` runs
-the CLI in-process with KERAS_BACKEND=jax (a straight run; for the slow tests, a warm
-start from it and a data-parallel run over two CPU devices); the slow tests' killed and
-resumed runs are the plain CLI with `--backend jax` while KERAS_BACKEND says tensorflow
-(the flag wins). The runs stop on their FLOP budget (`train.flops_budget`), well before
-`train.num_steps`. Each JAX process pays JAX's import and the step's compilation (about
-30 s on 2 idle cores), so the default tests start one and the slow ones three more.
+the CLI in-process with KERAS_BACKEND=jax (a straight run; a warm start from it and a
+data-parallel run over two CPU devices); the killed and resumed runs are the plain CLI
+with `--backend jax` while KERAS_BACKEND says tensorflow (the flag wins). The runs stop on
+their FLOP budget (`train.flops_budget`), well before `train.num_steps` (`jax_runs.py`).
+Each JAX process pays JAX's import and the step's compilation (about 30 s on 2 idle
+cores), so only the slow tests start them, four. The default suite's straight run is made
+by test_portable_init.py's one JAX child after its own work, and checked there:
+test_a_jax_run_leaves_the_run_folder_of_a_tensorflow_run,
+test_a_jax_runs_discriminator_loads_on_tensorflow_with_the_same_outputs,
+test_a_jax_run_exports_to_hugging_face_with_the_same_outputs and
+test_a_jax_checkpoint_that_lost_bytes_is_moved_aside. Here in the default suite: what is
+refused, in this process.
 """
 
 import argparse
@@ -21,54 +27,20 @@ import time
 
 import numpy as np
 import pytest
-from helpers import FAST_XLA_FLAGS, backend_child_env, packed_with_vocabulary, set_flags
-from jax_run_child import fixed_batch
+from helpers import backend_child_env, packed_with_vocabulary, set_flags
+from jax_runs import EVERY, JAX_FLAGS, STEPS, per_step_flops, run_args
 
 from electra_tf.cli import main
 from electra_tf.cli import pretrain as pretrain_cli
 from electra_tf.config import ConfigError, load_recipe
 from electra_tf.pretraining import portable_run
-from electra_tf.pretraining.checkpoint import find_checkpoint, load_pretrainer
-from electra_tf.pretraining.checkpoint_checks import verify_checkpoint
-from electra_tf.pretraining.objectives import train_flops_per_step
 from electra_tf.pretraining.portable_checkpoint import readable_here
-from electra_tf.pretraining.run import config_for_data
 
 CHILD = pathlib.Path(__file__).with_name("jax_run_child.py")
-STEPS, EVERY = 30, 3
-# Two host devices in every child, so that all run the same XLA CPU setup.
-JAX_FLAGS = f"{FAST_XLA_FLAGS} --xla_force_host_platform_device_count=2"
-SMALL = {
-    "model.num_layers": 1,
-    "model.hidden_dim": 16,
-    "model.embedding_dim": 8,
-    "model.num_heads": 2,
-    "model.intermediate_dim": 32,
-    "model.max_sequence_length": 16,
-    "data.sequence_length": 16,
-    "train.num_steps": 1000,  # the FLOP budget stops the run at STEPS
-    "train.warmup_steps": 2,
-    "train.learning_rate": 1e-3,
-    "train.checkpoint_every": EVERY,
-    "train.log_every": EVERY,
-}
 
 
 def _env(backend):
     return backend_child_env(backend, JAX_FLAGS)
-
-
-def _per_step_flops(data):
-    overrides = [f"data.train_files={data}", "train.batch_size=4"]
-    overrides += [f"{key}={value}" for key, value in SMALL.items()]
-    config = config_for_data(load_recipe("tiny").override(*overrides), list(SMALL))
-    return train_flops_per_step(config)
-
-
-def _args(data, run, budget):
-    values = dict(SMALL, **{"train.flops_budget": budget})
-    common = ["--recipe", "tiny", "--data", data, "--batch-size", "4", "--verbose", "0"]
-    return ["pretrain", *common, "--output-dir", str(run), *set_flags(values)]
 
 
 def _variables(run, step):
@@ -95,12 +67,13 @@ def _finish(process):
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """A straight JAX run and its discriminator's logits (one child process)."""
+    """A straight JAX run and its discriminator's logits (one child process), for the slow
+    tests (the default suite's is test_portable_init.py's)."""
     folder = tmp_path_factory.mktemp("jax_run")
     data = packed_with_vocabulary(folder / "data", n=64)
-    per_step = _per_step_flops(data)
+    per_step = per_step_flops(data)
     budget = per_step * (STEPS - 0.5)
-    _finish(_child(folder / "straight.npz", [_args(data, folder / "straight", budget)]))
+    _finish(_child(folder / "straight.npz", [run_args(data, folder / "straight", budget)]))
     return {
         "per_step": per_step,
         "budget": budget,
@@ -122,9 +95,9 @@ def more_runs(runs):
     init = ["pretrain", "--recipe", "tiny", "--init", str(runs["straight"]), "--data", data]
     init += ["--output-dir", str(warm), "--steps", "1", "--batch-size", "4", "--verbose", "0"]
     init += set_flags({"train.learning_rate": 1e-4, "train.warmup_steps": 0})
-    parallel_run = [*_args(data, folder / "parallel", budget), *parallel]
+    parallel_run = [*run_args(data, folder / "parallel", budget), *parallel]
     first = _child(folder / "more.npz", [init, parallel_run])
-    command = [sys.executable, "-m", "electra_tf.cli", *_args(data, killed, budget)]
+    command = [sys.executable, "-m", "electra_tf.cli", *run_args(data, killed, budget)]
     command += ["--backend", "jax"]
     try:
         second = subprocess.Popen(
@@ -155,48 +128,6 @@ def more_runs(runs):
         resumed=json.loads(resumed.stdout[resumed.stdout.index("{") :]),
         more=dict(np.load(folder / "more.npz")),
     )
-
-
-def test_a_jax_run_leaves_the_run_folder_of_a_tensorflow_run(runs):
-    straight = runs["straight"]
-    assert str(runs["outputs"]["backend"]) == "jax"
-    summary = json.loads((straight / "last_run.json").read_text())
-    assert summary["step"] == STEPS and summary["status"] == "finished"
-    # The FLOP budget (STEPS - 0.5 steps' worth), not train.num_steps (1000), ended it.
-    assert summary["window_logs"]["train_flops"] == pytest.approx(STEPS * runs["per_step"])
-    kept = sorted(os.listdir(straight / "checkpoints"))
-    assert kept == [f"step-{s:08d}" for s in (STEPS - 2 * EVERY, STEPS - EVERY, STEPS)]
-    for name in kept:
-        assert verify_checkpoint(straight / "checkpoints" / name) is None
-        assert (straight / "checkpoints" / name / "variables.npz").is_file()
-    assert any(name.startswith("events.out") for name in os.listdir(straight / "logs"))
-    assert json.loads((straight / "config.json").read_text())["train"]["flops_budget"] > 0
-
-
-def test_a_jax_runs_discriminator_loads_on_tensorflow_with_the_same_outputs(runs):
-    model = load_pretrainer(runs["straight"])
-    assert int(model.optimizer.iterations.numpy()) == STEPS
-    ours = np.asarray(model.discriminator(fixed_batch(), training=False))
-    theirs = runs["outputs"]["logits"]
-    assert ours.shape == theirs.shape == (8, 16) and np.std(theirs) > 1e-3
-    np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5)
-
-
-def test_a_jax_run_exports_to_hugging_face_with_the_same_outputs(runs, tmp_path):
-    import torch
-    import transformers as hf
-
-    export = ["export", "--checkpoint", str(runs["straight"]), "--out", str(tmp_path)]
-    assert main([*export, "--format", "hugging-face"]) == 0
-    model = hf.ElectraForPreTraining.from_pretrained(str(tmp_path / "discriminator")).eval()
-    batch = {k: torch.tensor(np.asarray(v, np.int64)) for k, v in fixed_batch().items()}
-    with torch.no_grad():
-        logits = model(
-            input_ids=batch["token_ids"],
-            attention_mask=batch["padding_mask"],
-            token_type_ids=batch["segment_ids"],
-        ).logits.numpy()
-    np.testing.assert_allclose(logits, runs["outputs"]["logits"], rtol=1e-5, atol=1e-5)
 
 
 def test_a_tensorflow_checkpoint_is_refused_on_jax_in_one_sentence(tmp_path):
@@ -250,17 +181,6 @@ def test_init_on_jax_starts_from_the_runs_weights(more_runs):
         for i in encoder
     )
     assert worst < 4e-4, worst
-
-
-def test_a_jax_checkpoint_that_lost_bytes_is_moved_aside(runs, tmp_path):
-    run = tmp_path / "run"
-    shutil.copytree(runs["straight"], run)
-    newest = run / "checkpoints" / f"step-{STEPS:08d}"
-    data = (newest / "variables.npz").read_bytes()
-    (newest / "variables.npz").write_bytes(data[: len(data) // 2])
-    assert "variables.npz has" in verify_checkpoint(newest)
-    assert find_checkpoint(run, log=lambda line: None).name == f"step-{STEPS - EVERY:08d}"
-    assert (run / "checkpoints" / f"step-{STEPS:08d}.corrupt").is_dir()
 
 
 def test_a_backend_whose_library_is_missing_is_refused_in_one_sentence(monkeypatch):

@@ -5,6 +5,10 @@ A tiny run trains two steps on TensorFlow (this process); one JAX child
 and starts a new run with `--init` from it. The child's loaded weights must be the
 TensorFlow checkpoint's exactly, and the new run's encoder must start from them. Here,
 on TensorFlow: the conversion to `variables.npz`, and the refusal without TensorFlow.
+
+The same child then makes test_jax_run.py's straight run (`jax_runs.py`; one JAX import
+less), checked here by test_jax_run.py's default tests: its run folder, its discriminator
+on TensorFlow and exported to Hugging Face, and a checkpoint that lost bytes.
 """
 
 import json
@@ -16,13 +20,14 @@ import sys
 
 import numpy as np
 import pytest
-from helpers import FAST_XLA_FLAGS, TESTS, backend_child_env, packed_with_vocabulary, set_flags
+from helpers import TESTS, backend_child_env, packed_with_vocabulary, set_flags
 from jax_run_child import fixed_batch
+from jax_runs import EVERY, JAX_FLAGS, STEPS, per_step_flops, run_args
 
 from electra_tf.cli import main
 from electra_tf.config import ConfigError
 from electra_tf.ops import backend
-from electra_tf.pretraining.checkpoint import load_pretrainer
+from electra_tf.pretraining.checkpoint import find_checkpoint, load_pretrainer
 from electra_tf.pretraining.checkpoint_checks import verify_checkpoint
 from electra_tf.pretraining.conversion import convert_to_portable
 from electra_tf.pretraining.portable_checkpoint import is_portable
@@ -51,7 +56,8 @@ def _pretrain(data, run, steps, *more):
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """The TensorFlow run, and what the JAX child made of it."""
+    """The TensorFlow run, and what the JAX child made of it; then, in the same child,
+    test_jax_run.py's straight JAX run (`straight`, its `outputs` and its `per_step` FLOPs)."""
     folder = tmp_path_factory.mktemp("portable_init")
     data = str(packed_with_vocabulary(folder / "data", n=32))
     tf_run, copy, warm = folder / "tf_run", folder / "tf_copy", folder / "warm"
@@ -60,17 +66,27 @@ def runs(tmp_path_factory):
     resume = _pretrain(data, copy, 4, *set_flags(SMALL))
     tiny_step = dict(SMALL, **{"train.learning_rate": 1e-9})
     init = _pretrain(data, warm, 1, "--init", str(tf_run), *set_flags(tiny_step))
-    env = backend_child_env("jax", FAST_XLA_FLAGS, TESTS / "pretraining")
+    jax_data = packed_with_vocabulary(folder / "jax_data", n=64)
+    per_step = per_step_flops(jax_data)
+    straight = [
+        folder / "straight.npz",
+        *run_args(jax_data, folder / "straight", per_step * (STEPS - 0.5)),
+    ]
+    env = backend_child_env("jax", JAX_FLAGS, TESTS / "pretraining")
     command = [sys.executable, str(CHILD), str(folder / "jax.npz"), str(tf_run), *resume]
     done = subprocess.run(
-        [*command, "--", *init], env=env, capture_output=True, text=True, timeout=900
-    )
+        [*command, "--", *init, "--", *map(str, straight)],
+        env=env, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
     return {
         "tf_run": tf_run,
         "copy": copy,
         "warm": warm,
         "jax": dict(np.load(folder / "jax.npz")),
+        "straight": folder / "straight",
+        "outputs": dict(np.load(folder / "straight.npz")),
+        "per_step": per_step,
     }
 
 
@@ -144,3 +160,59 @@ def test_without_tensorflow_the_checkpoint_is_refused_with_how_to_convert_it(run
     refusal = "TensorFlow is not installed here.*electra-tf import --tensorflow-run RUN --out NEW"
     with pytest.raises(ConfigError, match=refusal):
         read_tensorflow_weights(model, step)
+
+
+# test_jax_run.py's default tests, on the straight run this file's JAX child made.
+
+
+def test_a_jax_run_leaves_the_run_folder_of_a_tensorflow_run(runs):
+    straight = runs["straight"]
+    assert str(runs["outputs"]["backend"]) == "jax"
+    summary = json.loads((straight / "last_run.json").read_text())
+    assert summary["step"] == STEPS and summary["status"] == "finished"
+    # The FLOP budget (STEPS - 0.5 steps' worth), not train.num_steps (1000), ended it.
+    assert summary["window_logs"]["train_flops"] == pytest.approx(STEPS * runs["per_step"])
+    kept = sorted(os.listdir(straight / "checkpoints"))
+    assert kept == [f"step-{s:08d}" for s in (STEPS - 2 * EVERY, STEPS - EVERY, STEPS)]
+    for name in kept:
+        assert verify_checkpoint(straight / "checkpoints" / name) is None
+        assert (straight / "checkpoints" / name / "variables.npz").is_file()
+    assert any(name.startswith("events.out") for name in os.listdir(straight / "logs"))
+    assert json.loads((straight / "config.json").read_text())["train"]["flops_budget"] > 0
+
+
+def test_a_jax_runs_discriminator_loads_on_tensorflow_with_the_same_outputs(runs):
+    model = load_pretrainer(runs["straight"])
+    assert int(model.optimizer.iterations.numpy()) == STEPS
+    ours = np.asarray(model.discriminator(fixed_batch(), training=False))
+    theirs = runs["outputs"]["logits"]
+    assert ours.shape == theirs.shape == (8, 16) and np.std(theirs) > 1e-3
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5)
+
+
+def test_a_jax_run_exports_to_hugging_face_with_the_same_outputs(runs, tmp_path):
+    import torch
+    import transformers as hf
+
+    export = ["export", "--checkpoint", str(runs["straight"]), "--out", str(tmp_path)]
+    assert main([*export, "--format", "hugging-face"]) == 0
+    model = hf.ElectraForPreTraining.from_pretrained(str(tmp_path / "discriminator")).eval()
+    batch = {k: torch.tensor(np.asarray(v, np.int64)) for k, v in fixed_batch().items()}
+    with torch.no_grad():
+        logits = model(
+            input_ids=batch["token_ids"],
+            attention_mask=batch["padding_mask"],
+            token_type_ids=batch["segment_ids"],
+        ).logits.numpy()
+    np.testing.assert_allclose(logits, runs["outputs"]["logits"], rtol=1e-5, atol=1e-5)
+
+
+def test_a_jax_checkpoint_that_lost_bytes_is_moved_aside(runs, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(runs["straight"], run)
+    newest = run / "checkpoints" / f"step-{STEPS:08d}"
+    data = (newest / "variables.npz").read_bytes()
+    (newest / "variables.npz").write_bytes(data[: len(data) // 2])
+    assert "variables.npz has" in verify_checkpoint(newest)
+    assert find_checkpoint(run, log=lambda line: None).name == f"step-{STEPS - EVERY:08d}"
+    assert (run / "checkpoints" / f"step-{STEPS:08d}.corrupt").is_dir()
