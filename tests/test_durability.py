@@ -129,8 +129,10 @@ def test_pruning_keeps_the_newest_good_checkpoint(tmp_path):
 
 
 def test_skip_mode_divergence_keeps_the_last_good_checkpoint_and_sets_the_rest_aside(
-    tmp_path, capsys, six_steps
+    tmp_path, capsys, six_steps, steps_run
 ):
+    """`[eager]` (default) runs the pre-training steps eagerly; `[traced]` (slow) is the
+    full form, its steps traced."""
     data, run, good = _six_step_run(six_steps, tmp_path)
     code = _pretrain(
         data, run, "--set", "train.learning_rate=1e6", "--set", "train.on_nonfinite=skip",
@@ -149,7 +151,9 @@ def test_skip_mode_divergence_keeps_the_last_good_checkpoint_and_sets_the_rest_a
         np.testing.assert_array_equal(a, b)
 
 
-def test_a_fresh_run_that_diverges_at_once_keeps_no_checkpoint_as_good(tmp_path, capsys):
+def test_a_fresh_run_that_diverges_at_once_keeps_no_checkpoint_as_good(tmp_path, capsys, steps_run):
+    """`[eager]` (default) runs the pre-training steps eagerly; `[traced]` (slow) is the
+    full form, its steps traced."""
     data = write_packed(tmp_path / "data", n=64, seq=16)
     run = tmp_path / "run"
     code = _pretrain(
@@ -211,8 +215,10 @@ def test_the_checkpoint_before_the_climb_outlives_pruning_and_the_rest_are_set_a
 
 
 def test_a_run_whose_loss_climbs_after_a_good_checkpoint_stops_and_keeps_it(
-    tmp_path, capsys, six_steps
+    tmp_path, capsys, six_steps, steps_run
 ):
+    """`[eager]` (default) runs the pre-training steps eagerly; `[traced]` (slow) is the
+    full form, its steps traced."""
     data, run, good = _six_step_run(six_steps, tmp_path)
     code = _pretrain(
         data, run, "--set", "train.learning_rate=100", "--set", "train.checkpoint_every=1",
@@ -231,7 +237,11 @@ def test_a_run_whose_loss_climbs_after_a_good_checkpoint_stops_and_keeps_it(
     assert summary["status"] == "diverged"
 
 
-def test_a_run_that_ends_in_trouble_says_so_and_its_export_is_refused(tmp_path, capsys, six_steps):
+def test_a_run_that_ends_in_trouble_says_so_and_its_export_is_refused(
+    tmp_path, capsys, six_steps, steps_run
+):
+    """`[eager]` (default) runs the pre-training steps eagerly; `[traced]` (slow) is the
+    full form, its steps traced."""
     data, run, _ = _six_step_run(six_steps, tmp_path)
     capsys.readouterr()
     # Two more steps at lr 100, the median rule off: step 8's loss (on step 7's weights)
@@ -330,7 +340,11 @@ def test_a_power_cut_loses_no_checkpoint_it_reported_written(tmp_path, monkeypat
     assert find_checkpoint(tmp_path, log=lines.append).name == "step-00000006" and not lines
 
 
-def test_a_power_cut_after_a_run_leaves_its_checkpoints_and_summary(tmp_path, monkeypatch):
+def test_a_power_cut_after_a_run_leaves_its_checkpoints_and_summary(
+    tmp_path, monkeypatch, steps_run
+):
+    """`[eager]` (default) runs the pre-training steps eagerly; `[traced]` (slow) is the
+    full form, its steps traced."""
     data = write_packed(tmp_path / "data", n=64, seq=16)
     run = tmp_path / "run"
     power = PowerCut(monkeypatch, run)
@@ -457,8 +471,10 @@ def test_an_export_it_cannot_write_gets_one_sentence_and_leaves_nothing(
 
 
 def test_shards_of_two_preparations_that_disagree_are_refused_whatever_is_overridden(
-    tmp_path, capsys
+    tmp_path, capsys, steps_run
 ):
+    """`[eager]` (default) runs the pre-training steps eagerly; `[traced]` (slow) is the
+    full form, its steps traced."""
     a = write_packed(tmp_path / "a", n=32, seq=16, vocab=64)
     b = write_packed(tmp_path / "b", n=32, seq=16, vocab=80)
     vocab = tmp_path / "vocab.txt"
