@@ -15,7 +15,7 @@ import shutil
 import numpy as np
 import pytest
 import tensorflow as tf
-from helpers import tiny_config, write_packed
+from helpers import functions_run_eagerly, tiny_config, write_packed
 from power_cut import PowerCut
 
 from electra_tf.cli import main
@@ -54,14 +54,33 @@ def _checkpointer(folder, keep=3, precision=None):
     return Checkpointer(folder, model, keep=keep, log=lambda _: None)
 
 
-@pytest.fixture(scope="module")
-def six_steps(tmp_path_factory):
+def _six_steps(tmp_path_factory):
     """(packed data, a finished 6-step run checkpointed at steps 2, 4 and 6, its weights),
     trained once for this file's divergence tests; each test resumes its own copy."""
     folder = tmp_path_factory.mktemp("six_steps")
     data = write_packed(folder / "data", n=64, seq=16)
     assert _pretrain(data, folder / "run", steps=6) == 0
     return data, folder / "run", _weights(load_pretrainer(folder / "run"))
+
+
+@pytest.fixture(scope="module")
+def six_steps_traced(tmp_path_factory):
+    """`_six_steps`, traced: for the `[traced]` full forms."""
+    return _six_steps(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def six_steps_eager(tmp_path_factory):
+    """`_six_steps`, its steps run eagerly: for the `[eager]` default twins."""
+    with functions_run_eagerly():
+        return _six_steps(tmp_path_factory)
+
+
+@pytest.fixture
+def six_steps(request, steps_run):
+    """The shared 6-step run made as the test's `steps_run` says: traced for the `[traced]`
+    full forms, eagerly for the `[eager]` default twins."""
+    return request.getfixturevalue(f"six_steps_{steps_run}")
 
 
 def _six_step_run(six_steps, tmp_path):
