@@ -6,6 +6,7 @@ prepared differently (6) and mixed_float16 divergence (7). The README's "What su
 what" cites these tests.
 """
 
+import contextlib
 import errno
 import io
 import json
@@ -569,7 +570,12 @@ def test_mixed_float16_non_finite_moments_count_as_divergence_and_are_never_save
 # Issue 56 item 10: one folder swap everywhere, undone at the next start after a kill -9.
 
 
-def test_a_publish_killed_between_its_renames_is_put_back_by_predict_and_export(tmp_path):
+@pytest.mark.parametrize("fine_tuning", [pytest.param("traced", marks=pytest.mark.slow), "eager"])
+def test_a_publish_killed_between_its_renames_is_put_back_by_predict_and_export(
+    tmp_path, fine_tuning
+):
+    """`[eager]` (default) fine-tunes the run eagerly (predict and export as ever);
+    `[traced]` (slow) is the full form, its fine-tuning traced."""
     from helpers import kill_between_renames, tiny_finetuned_run
 
     from electra_tf.finetuning.predict import open_predictor
@@ -577,7 +583,9 @@ def test_a_publish_killed_between_its_renames_is_put_back_by_predict_and_export(
     def old_copy(final):
         return final.with_name(f".{final.name}.old")
 
-    run, out = tiny_finetuned_run(tmp_path / "run"), tmp_path / "out"
+    with functions_run_eagerly() if fine_tuning == "eager" else contextlib.nullcontext():
+        run = tiny_finetuned_run(tmp_path / "run")
+    out = tmp_path / "out"
     texts = ["the food was good", "bad slow food", "quick"]
     want = open_predictor(run)(texts)
     kill_between_renames(run / "model")  # a finetune resume republishing the kept model
