@@ -26,3 +26,21 @@ def pytest_collection_modifyitems(config, items):
     if seconds:
         paths = [item.nodeid.split("::")[0] for item in items]
         items[:] = [items[i] for i in file_seconds.longest_first(paths, seconds)]
+
+
+import pytest  # noqa: E402  (added at the end: the setup above stays as it is)
+
+
+@pytest.fixture(params=[pytest.param("traced", marks=pytest.mark.slow), "eager"])
+def steps_run(request):
+    """How a test's Keras steps and other `tf.function`s run: its `[eager]` case, the default
+    twin, runs them eagerly (a few steps cost less run than traced, and each new input form
+    or model is a new trace); its `[traced]` case, the full form, behind `-m slow`, traces
+    them as a user's run does. Yields "eager" or "traced"."""
+    if request.param == "traced":
+        yield request.param
+        return
+    from helpers import functions_run_eagerly
+
+    with functions_run_eagerly():
+        yield request.param

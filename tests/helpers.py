@@ -266,3 +266,21 @@ def free_ports(n):
     for s in sockets:
         s.close()
     return ports
+
+
+import contextlib  # noqa: E402  (added at the end: the helpers above stay as they are)
+
+
+@contextlib.contextmanager
+def functions_run_eagerly():
+    """Every `tf.function` (Keras' train, test and predict steps included) runs eagerly
+    inside the block, and as before after it: for default twins whose few steps cost less
+    run than traced; the slow twin runs the same code traced."""
+    import tensorflow as tf
+
+    before = tf.config.functions_run_eagerly()
+    tf.config.run_functions_eagerly(True)
+    try:
+        yield
+    finally:
+        tf.config.run_functions_eagerly(before)

@@ -6,6 +6,7 @@ prepared differently (6) and mixed_float16 divergence (7). The README's "What su
 what" cites these tests.
 """
 
+import contextlib
 import errno
 import io
 import json
@@ -15,7 +16,7 @@ import shutil
 import numpy as np
 import pytest
 import tensorflow as tf
-from helpers import tiny_config, write_packed
+from helpers import functions_run_eagerly, tiny_config, write_packed
 from power_cut import PowerCut
 
 from electra_tf.cli import main
@@ -54,14 +55,33 @@ def _checkpointer(folder, keep=3, precision=None):
     return Checkpointer(folder, model, keep=keep, log=lambda _: None)
 
 
-@pytest.fixture(scope="module")
-def six_steps(tmp_path_factory):
+def _six_steps(tmp_path_factory):
     """(packed data, a finished 6-step run checkpointed at steps 2, 4 and 6, its weights),
     trained once for this file's divergence tests; each test resumes its own copy."""
     folder = tmp_path_factory.mktemp("six_steps")
     data = write_packed(folder / "data", n=64, seq=16)
     assert _pretrain(data, folder / "run", steps=6) == 0
     return data, folder / "run", _weights(load_pretrainer(folder / "run"))
+
+
+@pytest.fixture(scope="module")
+def six_steps_traced(tmp_path_factory):
+    """`_six_steps`, traced: for the `[traced]` full forms."""
+    return _six_steps(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def six_steps_eager(tmp_path_factory):
+    """`_six_steps`, its steps run eagerly: for the `[eager]` default twins."""
+    with functions_run_eagerly():
+        return _six_steps(tmp_path_factory)
+
+
+@pytest.fixture
+def six_steps(request, steps_run):
+    """The shared 6-step run made as the test's `steps_run` says: traced for the `[traced]`
+    full forms, eagerly for the `[eager]` default twins."""
+    return request.getfixturevalue(f"six_steps_{steps_run}")
 
 
 def _six_step_run(six_steps, tmp_path):
@@ -129,8 +149,10 @@ def test_pruning_keeps_the_newest_good_checkpoint(tmp_path):
 
 
 def test_skip_mode_divergence_keeps_the_last_good_checkpoint_and_sets_the_rest_aside(
-    tmp_path, capsys, six_steps
+    tmp_path, capsys, six_steps, steps_run
 ):
+    """`[eager]` (default) runs the pre-training steps eagerly; `[traced]` (slow) is the
+    full form, its steps traced."""
     data, run, good = _six_step_run(six_steps, tmp_path)
     code = _pretrain(
         data, run, "--set", "train.learning_rate=1e6", "--set", "train.on_nonfinite=skip",
@@ -149,7 +171,9 @@ def test_skip_mode_divergence_keeps_the_last_good_checkpoint_and_sets_the_rest_a
         np.testing.assert_array_equal(a, b)
 
 
-def test_a_fresh_run_that_diverges_at_once_keeps_no_checkpoint_as_good(tmp_path, capsys):
+def test_a_fresh_run_that_diverges_at_once_keeps_no_checkpoint_as_good(tmp_path, capsys, steps_run):
+    """`[eager]` (default) runs the pre-training steps eagerly; `[traced]` (slow) is the
+    full form, its steps traced."""
     data = write_packed(tmp_path / "data", n=64, seq=16)
     run = tmp_path / "run"
     code = _pretrain(
@@ -211,8 +235,10 @@ def test_the_checkpoint_before_the_climb_outlives_pruning_and_the_rest_are_set_a
 
 
 def test_a_run_whose_loss_climbs_after_a_good_checkpoint_stops_and_keeps_it(
-    tmp_path, capsys, six_steps
+    tmp_path, capsys, six_steps, steps_run
 ):
+    """`[eager]` (default) runs the pre-training steps eagerly; `[traced]` (slow) is the
+    full form, its steps traced."""
     data, run, good = _six_step_run(six_steps, tmp_path)
     code = _pretrain(
         data, run, "--set", "train.learning_rate=100", "--set", "train.checkpoint_every=1",
@@ -231,7 +257,11 @@ def test_a_run_whose_loss_climbs_after_a_good_checkpoint_stops_and_keeps_it(
     assert summary["status"] == "diverged"
 
 
-def test_a_run_that_ends_in_trouble_says_so_and_its_export_is_refused(tmp_path, capsys, six_steps):
+def test_a_run_that_ends_in_trouble_says_so_and_its_export_is_refused(
+    tmp_path, capsys, six_steps, steps_run
+):
+    """`[eager]` (default) runs the pre-training steps eagerly; `[traced]` (slow) is the
+    full form, its steps traced."""
     data, run, _ = _six_step_run(six_steps, tmp_path)
     capsys.readouterr()
     # Two more steps at lr 100, the median rule off: step 8's loss (on step 7's weights)
@@ -330,7 +360,11 @@ def test_a_power_cut_loses_no_checkpoint_it_reported_written(tmp_path, monkeypat
     assert find_checkpoint(tmp_path, log=lines.append).name == "step-00000006" and not lines
 
 
-def test_a_power_cut_after_a_run_leaves_its_checkpoints_and_summary(tmp_path, monkeypatch):
+def test_a_power_cut_after_a_run_leaves_its_checkpoints_and_summary(
+    tmp_path, monkeypatch, steps_run
+):
+    """`[eager]` (default) runs the pre-training steps eagerly; `[traced]` (slow) is the
+    full form, its steps traced."""
     data = write_packed(tmp_path / "data", n=64, seq=16)
     run = tmp_path / "run"
     power = PowerCut(monkeypatch, run)
@@ -457,8 +491,10 @@ def test_an_export_it_cannot_write_gets_one_sentence_and_leaves_nothing(
 
 
 def test_shards_of_two_preparations_that_disagree_are_refused_whatever_is_overridden(
-    tmp_path, capsys
+    tmp_path, capsys, steps_run
 ):
+    """`[eager]` (default) runs the pre-training steps eagerly; `[traced]` (slow) is the
+    full form, its steps traced."""
     a = write_packed(tmp_path / "a", n=32, seq=16, vocab=64)
     b = write_packed(tmp_path / "b", n=32, seq=16, vocab=80)
     vocab = tmp_path / "vocab.txt"
@@ -534,7 +570,12 @@ def test_mixed_float16_non_finite_moments_count_as_divergence_and_are_never_save
 # Issue 56 item 10: one folder swap everywhere, undone at the next start after a kill -9.
 
 
-def test_a_publish_killed_between_its_renames_is_put_back_by_predict_and_export(tmp_path):
+@pytest.mark.parametrize("fine_tuning", [pytest.param("traced", marks=pytest.mark.slow), "eager"])
+def test_a_publish_killed_between_its_renames_is_put_back_by_predict_and_export(
+    tmp_path, fine_tuning
+):
+    """`[eager]` (default) fine-tunes the run eagerly (predict and export as ever);
+    `[traced]` (slow) is the full form, its fine-tuning traced."""
     from helpers import kill_between_renames, tiny_finetuned_run
 
     from electra_tf.finetuning.predict import open_predictor
@@ -542,7 +583,9 @@ def test_a_publish_killed_between_its_renames_is_put_back_by_predict_and_export(
     def old_copy(final):
         return final.with_name(f".{final.name}.old")
 
-    run, out = tiny_finetuned_run(tmp_path / "run"), tmp_path / "out"
+    with functions_run_eagerly() if fine_tuning == "eager" else contextlib.nullcontext():
+        run = tiny_finetuned_run(tmp_path / "run")
+    out = tmp_path / "out"
     texts = ["the food was good", "bad slow food", "quick"]
     want = open_predictor(run)(texts)
     kill_between_renames(run / "model")  # a finetune resume republishing the kept model

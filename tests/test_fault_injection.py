@@ -18,7 +18,7 @@ import time
 import numpy as np
 import pytest
 import tensorflow as tf
-from helpers import VOCAB, tiny_config, write_packed
+from helpers import VOCAB, functions_run_eagerly, tiny_config, write_packed
 
 from electra_tf.cli import main
 from electra_tf.config import ConfigError
@@ -111,11 +111,13 @@ def test_guard_stops_at_once_or_after_too_many_skips_in_a_row():
 
 @pytest.fixture(scope="module")
 def four_steps(tmp_path_factory):
-    """(packed data, a finished 4-step run checkpointed at steps 2 and 4), trained once for
-    this file's resume tests; each test resumes its own copy (`_four_step_run`)."""
+    """(packed data, a finished 4-step run checkpointed at steps 2 and 4), trained once
+    (eagerly) for this file's default resume tests; each test resumes its own copy
+    (`_four_step_run`). Their full forms train their own run, traced."""
     folder = tmp_path_factory.mktemp("four_steps")
     data = write_packed(folder / "data", n=64, seq=16)
-    assert _pretrain(data, folder / "run") == 0
+    with functions_run_eagerly():
+        assert _pretrain(data, folder / "run") == 0
     return data, folder / "run"
 
 
@@ -138,9 +140,11 @@ def test_divergence_exits_non_zero_and_keeps_only_finite_checkpoints_after_its_o
 
 
 def test_divergence_exits_non_zero_and_keeps_only_finite_checkpoints(tmp_path, capsys, four_steps):
-    """Resumes a copy of this file's shared 4-step run; the full form, which trains its
-    own run first, is `..._keeps_only_finite_checkpoints_after_its_own_run`."""
-    _check_divergence(*_four_step_run(four_steps, tmp_path), capsys)
+    """Resumes a copy of this file's shared 4-step run, its steps run eagerly; the full
+    form, which trains its own run first and traces its steps, is
+    `..._keeps_only_finite_checkpoints_after_its_own_run`."""
+    with functions_run_eagerly():
+        _check_divergence(*_four_step_run(four_steps, tmp_path), capsys)
 
 
 def _check_divergence(data, run, capsys):
@@ -229,9 +233,11 @@ def test_resume_falls_back_past_a_corrupt_checkpoint_of_its_own_run(tmp_path, ca
 
 
 def test_resume_falls_back_past_a_corrupt_checkpoint(tmp_path, capsys, four_steps):
-    """Resumes a copy of this file's shared 4-step run; the full form, which trains its own
-    run first, is `test_resume_falls_back_past_a_corrupt_checkpoint_of_its_own_run`."""
-    _check_fall_back(*_four_step_run(four_steps, tmp_path), capsys)
+    """Resumes a copy of this file's shared 4-step run, its steps run eagerly; the full
+    form, which trains its own run first and traces its steps, is
+    `test_resume_falls_back_past_a_corrupt_checkpoint_of_its_own_run`."""
+    with functions_run_eagerly():
+        _check_fall_back(*_four_step_run(four_steps, tmp_path), capsys)
 
 
 def _check_fall_back(data, run, capsys):
@@ -470,7 +476,9 @@ def test_degenerate_corpora_get_one_sentence(tmp_path):
 # Data given as files or globs ----------------------------------------------------------------
 
 
-def test_globs_read_the_manifest_beside_the_shards(tmp_path, capsys):
+def test_globs_read_the_manifest_beside_the_shards(tmp_path, capsys, steps_run):
+    """`[eager]` (default) runs the pre-training steps eagerly; `[traced]` (slow) is the
+    full form, its steps traced."""
     data = write_packed(tmp_path / "data", n=32, seq=16, vocab=VOCAB)
     glob = f"{data}/shard-*.tfrecord"
     assert _pretrain(glob, tmp_path / "run", steps=2) == 0

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 import transformers as hf
-from helpers import VOCAB
+from helpers import VOCAB, functions_run_eagerly
 from test_efficiency import WORDS, _corpus
 
 from electra_tf.config import ConfigError
@@ -91,8 +91,10 @@ def test_cells_run_once_and_the_table_has_every_objective_and_budget_over_two_fi
 
 def test_cells_run_once_and_the_table_has_every_objective_and_budget(tmp_path):
     """Cells, resumption, table and the second view with ONE fine-tuning seed per row (half
-    the fine-tunings); the full form is `..._every_objective_and_budget_over_two_finetune_seeds`."""
-    _check_the_adaptation_experiment(tmp_path, finetune_seeds=1)
+    the fine-tunings), every step run eagerly; the full form, two seeds and its steps traced,
+    is `..._every_objective_and_budget_over_two_finetune_seeds`."""
+    with functions_run_eagerly():
+        _check_the_adaptation_experiment(tmp_path, finetune_seeds=1)
 
 
 def _check_the_adaptation_experiment(tmp_path, finetune_seeds):

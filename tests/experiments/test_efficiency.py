@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 import pytest
-from helpers import SPECIAL, TINY_OVERRIDES, VOCAB, write_packed
+from helpers import SPECIAL, TINY_OVERRIDES, VOCAB, functions_run_eagerly, write_packed
 
 from electra_tf.config import ConfigError
 from electra_tf.data.tfrecords import Manifest
@@ -93,10 +93,12 @@ def test_efficiency_experiment_writes_table_plot_and_equal_budgets_at_two_budget
 @pytest.fixture(scope="module")
 def one_budget(tmp_path_factory):
     """The experiment of `test_efficiency_experiment_writes_table_plot_and_equal_budgets`,
-    run once: (its folder, its corpus); its finished pre-training runs serve the probe test."""
+    run once, its steps run eagerly (the full forms trace theirs): (its folder, its corpus);
+    its finished pre-training runs serve the probe test."""
     tmp_path = tmp_path_factory.mktemp("one-budget")
     data, movie = _corpus(tmp_path)
-    _check_the_efficiency_experiment(tmp_path, seeds=1, multiples=(3,), corpus=(data, movie))
+    with functions_run_eagerly():
+        _check_the_efficiency_experiment(tmp_path, seeds=1, multiples=(3,), corpus=(data, movie))
     return tmp_path, (data, movie)
 
 
@@ -139,7 +141,9 @@ def _check_the_efficiency_experiment(tmp_path, seeds, multiples=(3, 6), corpus=N
     assert (out / "efficiency.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_generator_size_experiment_and_bad_names(tmp_path):
+def test_generator_size_experiment_and_bad_names(tmp_path, steps_run):
+    """`[eager]` (default) runs the experiment's steps eagerly; `[traced]` (slow) is the full
+    form, its steps traced."""
     data, movie = _corpus(tmp_path)
     options = ExperimentOptions(
         data_dir=data,
@@ -179,14 +183,16 @@ def test_claim_with_a_probe_spread_needs_a_margin_beyond_it():
 
 def test_efficiency_measured_by_the_probe_beside_random_init(tmp_path, one_budget):
     """The probe measure on the pre-training runs of the `one_budget` experiment (same corpus,
-    objectives and budget: copied, found finished, not trained again); the full form, which
-    pre-trains its own, is test_efficiency_measured_by_the_probe_beside_random_init_pretraining."""
+    objectives and budget: copied, found finished, not trained again), its steps run eagerly;
+    the full form, which pre-trains its own and traces its steps, is
+    test_efficiency_measured_by_the_probe_beside_random_init_pretraining."""
     import shutil
 
     folder, (data, movie) = one_budget
     for name in ("electra", "bert_mlm"):
         shutil.copytree(folder / "out" / name / "pretrain", tmp_path / "probe" / name / "pretrain")
-    _check_the_probe_measure(tmp_path, data, movie)
+    with functions_run_eagerly():
+        _check_the_probe_measure(tmp_path, data, movie)
 
 
 @pytest.mark.slow

@@ -112,7 +112,9 @@ def test_a_killed_run_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch,
     assert right == pytest.approx(best["dev"]["accuracy"])
 
 
-def test_another_request_into_the_same_folder_is_refused(tmp_path):
+def test_another_request_into_the_same_folder_is_refused(tmp_path, steps_run):
+    """A finished run's folder refuses another request. `[eager]` (default) runs the
+    fine-tuning steps eagerly, `[traced]` (slow) is the full form."""
     vocab, train, dev = _files(tmp_path, n=40)
     _run(tmp_path, "run", vocab, train, dev, "epochs=1")
     with pytest.raises(
@@ -121,9 +123,10 @@ def test_another_request_into_the_same_folder_is_refused(tmp_path):
         _run(tmp_path, "run", vocab, train, dev, "epochs=2")
 
 
-def test_a_run_recorded_before_new_settings_existed_still_resumes(tmp_path):
+def test_a_run_recorded_before_new_settings_existed_still_resumes(tmp_path, steps_run):
     """A run folder written by an older version (its request lacks settings and columns
-    added since) resumes when they are at their defaults, and is refused when not."""
+    added since) resumes when they are at their defaults, and is refused when not. `[eager]`
+    (default) runs the fine-tuning steps eagerly, `[traced]` (slow) is the full form."""
     import json
 
     vocab, train, dev = _files(tmp_path, n=40)
@@ -138,7 +141,9 @@ def test_a_run_recorded_before_new_settings_existed_still_resumes(tmp_path):
         _run(tmp_path, "run", vocab, train, dev, "epochs=1", "n_best=5")
 
 
-def test_rows_longer_than_the_maximum_length_are_counted_per_split(tmp_path):
+def test_rows_longer_than_the_maximum_length_are_counted_per_split(tmp_path, steps_run):
+    """Cut rows are counted per split and told. `[eager]` (default) runs the fine-tuning
+    steps eagerly, `[traced]` (slow) is the full form."""
     vocab, train, dev = _files(tmp_path, n=80)
     long = ["the movie was good and the plot was fine,pos", "the plot and the movie was bad,neg"]
     train.write_text(train.read_text() + "\n".join(long) + "\n")
@@ -195,7 +200,9 @@ def test_the_best_epoch_is_kept_and_patience_stops_the_run(tmp_path):
     assert engine.better(0.2, 0.3, lower_is_better=True)
 
 
-def test_a_corrupt_epoch_checkpoint_is_moved_aside_and_the_seed_starts_over(tmp_path):
+def test_a_corrupt_epoch_checkpoint_is_moved_aside_and_the_seed_starts_over(tmp_path, steps_run):
+    """A truncated epoch checkpoint is set aside and its seed trained again; `[eager]`
+    (default) runs the fine-tuning steps eagerly, `[traced]` (slow) is the full form."""
     vocab, train, dev = _files(tmp_path, n=40)
     write_epoch = EpochSelection._write_epoch
     try:
@@ -378,8 +385,10 @@ def test_outputs_are_computed_once_per_set_of_weights():
 
 @pytest.mark.parametrize("collapsed", [True, False])
 def test_an_epoch_whose_dev_predictions_are_all_one_class_is_told_in_the_log(
-    tmp_path, monkeypatch, collapsed
+    tmp_path, monkeypatch, collapsed, steps_run
 ):
+    """An all-one-class epoch is told once per epoch, a mixed one never. `[eager]` (default)
+    runs the fine-tuning steps eagerly, `[traced]` (slow) is the full form."""
     from electra_tf.tasks.kinds.classification import Classification
 
     def one_class(cls, outputs):  # all "neg" (class 0), or both classes in turn

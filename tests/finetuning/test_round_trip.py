@@ -1,6 +1,7 @@
 """Every kind round-trips in fresh processes: fine-tune -> predict on the run -> --init from
 the run -> export -> predict on the export with every input layout -> raw serving_default."""
 
+import contextlib
 import json
 import os
 import subprocess
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import scratch_init, scratch_init_one_layer
+from helpers import functions_run_eagerly, scratch_init, scratch_init_one_layer
 
 from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
 from electra_tf.datasets.files import Columns
@@ -197,15 +198,17 @@ ROTATED = {"classification": ".csv", "multi_label": ".tsv", "regression": ".json
 
 
 def test_every_kind_round_trips_through_fresh_processes(tmp_path):
-    """One rotated layout per kind, one-layer encoders, exported here and ONE fresh process
-    (the raw serving_default first, then --init and predict); the full form (every layout,
-    the two-layer toy encoder, the export and the raw serving each in a fresh process) is
+    """One rotated layout per kind, one-layer encoders fine-tuned eagerly, exported here and
+    ONE fresh process (the raw serving_default first, then --init and predict); the full form
+    (every layout, the two-layer toy encoder fine-tuned traced, the export and the raw
+    serving each in a fresh process) is
     test_every_kind_round_trips_every_layout_through_fresh_processes."""
     _round_trip(
         tmp_path,
         lambda kind, files: {ROTATED[kind]: files[ROTATED[kind]]},
         make_init=scratch_init_one_layer,
         one_child=True,
+        eager=True,
     )
 
 
@@ -220,12 +223,12 @@ def _raw_job(spec):
     return [str(versions[-1].parent), TEXTS, spec["pairs"]]
 
 
-def _round_trip(tmp_path, layouts, make_init=scratch_init, one_child=False):
+def _round_trip(tmp_path, layouts, make_init=scratch_init, one_child=False, eager=False):
     """Fine-tune each kind, then (one fresh process) --init, export and predict on the run and
     on the export with the file layouts `layouts(kind, files)` keeps and command-line texts; all
     agree with the first layout's rows on the run, and with the raw serving signature (another
     fresh process). `one_child`: export here, and serve raw in the same fresh process, first,
-    before it imports electra_tf."""
+    before it imports electra_tf. `eager`: the fine-tunings' steps run eagerly."""
     from electra_tf.cli import main
 
     vocab = write_vocabulary(list(SPECIAL_TOKENS) + WORDS, tmp_path / "vocab.txt")
@@ -234,7 +237,8 @@ def _round_trip(tmp_path, layouts, make_init=scratch_init, one_child=False):
     assert kinds == ["classification", "multi_label", "regression", "tagging"]
     plan, expected = {}, {}
     for kind in kinds:
-        folder = _finetune(tmp_path, kind, vocab, make_init)
+        with functions_run_eagerly() if eager else contextlib.nullcontext():
+            folder = _finetune(tmp_path, kind, vocab, make_init)
         run = str(folder / "run")
         plan[run] = {
             "export": str(folder / "serving"),

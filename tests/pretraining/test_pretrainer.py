@@ -198,11 +198,24 @@ def _check_learning_rate_log_follows_the_schedule(run_eagerly):
     )
 
 
+@pytest.mark.slow
+def test_config_and_model_serialization_round_trip_after_a_traced_step(tmp_path):
+    """The full form of `test_config_and_model_serialization_round_trip`: its step traced."""
+    _check_serialization_round_trip(tmp_path, run_eagerly=False)
+
+
 def test_config_and_model_serialization_round_trip(tmp_path):
+    """Saved after one eager step (cheaper than its trace); the full form, the step traced,
+    is `test_config_and_model_serialization_round_trip_after_a_traced_step`."""
+    _check_serialization_round_trip(tmp_path, run_eagerly=True)
+
+
+def _check_serialization_round_trip(tmp_path, run_eagerly):
+    """The config round-trips, and a trained model saved as .keras loads to the same outputs."""
     model = ElectraPretrainer(tiny_config("model.weight_tying=none"))
     clone = ElectraPretrainer.from_config(model.get_config())
     assert clone.config == model.config
-    model.compile()
+    model.compile(run_eagerly=run_eagerly)
     model.fit(_dataset(batch=4), steps_per_epoch=1, epochs=1, verbose=0)
     path = str(tmp_path / "pretrainer.keras")
     model.save(path)
@@ -212,7 +225,20 @@ def test_config_and_model_serialization_round_trip(tmp_path):
     assert loaded.config == model.config
 
 
+@pytest.mark.slow
+def test_from_recipe_and_a_plain_tuple_batch_traced():
+    """The full form of `test_from_recipe_and_a_plain_tuple_batch`: its step traced."""
+    _check_from_recipe_and_a_plain_tuple_batch(run_eagerly=False)
+
+
 def test_from_recipe_and_a_plain_tuple_batch():
+    """Its step runs eagerly (cheaper than the trace); the full form, traced, is
+    `test_from_recipe_and_a_plain_tuple_batch_traced`."""
+    _check_from_recipe_and_a_plain_tuple_batch(run_eagerly=True)
+
+
+def _check_from_recipe_and_a_plain_tuple_batch(run_eagerly):
+    """A recipe name and overrides make a pretrainer that trains on an (x, y) tuple batch."""
     model = ElectraPretrainer.from_recipe(
         "tiny",
         "model.num_layers=1",
@@ -223,7 +249,7 @@ def test_from_recipe_and_a_plain_tuple_batch():
         "data.mask_id=4",
         "train.warmup_steps=0",
     )
-    model.compile()
+    model.compile(run_eagerly=run_eagerly)
     data = tf.data.Dataset.from_tensors((_batch(), tf.zeros([8]))).repeat()
     history = model.fit(data, steps_per_epoch=1, epochs=1, verbose=0).history
     assert np.isfinite(history["loss"][0])
