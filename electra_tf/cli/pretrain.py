@@ -174,11 +174,10 @@ def run(args) -> int:
 
     from electra_tf.config import ConfigError, load_recipe
 
-    if keras.config.backend() not in ("tensorflow", "jax"):
+    if keras.config.backend() not in ("tensorflow", "jax", "torch"):
         raise ConfigError(
-            f"electra-tf pretrain runs on the TensorFlow and JAX backends (KERAS_BACKEND is "
-            f"{keras.config.backend()!r}); on PyTorch, train ElectraPretrainer.fit on batches "
-            "of arrays (docs/encoder.md), or pass --backend jax or --backend tensorflow."
+            f"electra-tf pretrain runs on the TensorFlow, JAX and PyTorch backends (KERAS_BACKEND "
+            f"is {keras.config.backend()!r}); pass --backend tensorflow, jax or torch."
         )
     from electra_tf.pretraining.run import (
         config_for_data,

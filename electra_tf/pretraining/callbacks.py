@@ -11,6 +11,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from electra_tf.pretraining.portable_checkpoint import put_back_rng_states
+
 __all__ = ["Throughput", "StepScalars", "StepCheckpoint", "FlopsBudget", "NonfiniteGuard"]
 
 
@@ -109,6 +111,13 @@ class StepCheckpoint(keras.callbacks.Callback):
         suspect = self.guard.trouble if self.guard is not None else None
         self.checkpointer.save(step, suspect=suspect)
         self.last_saved = step
+
+    def on_train_batch_begin(self, batch, logs=None):
+        # On PyTorch, a resumed run's dropout generator as the checkpoint left it, once
+        # `fit` has drawn its data loader's seed from it (`portable_checkpoint`).
+        states, self.checkpointer.rng_states = self.checkpointer.rng_states, None
+        if states:
+            put_back_rng_states(states)
 
     def on_train_batch_end(self, batch, logs=None):
         step = _step(self.model)

@@ -56,6 +56,7 @@ from electra_tf.pretraining.checkpoint_checks import (
 )
 from electra_tf.pretraining.portable_checkpoint import (
     is_portable,
+    read_rng_states,
     read_variables,
     readable_here,
     write_variables,
@@ -184,7 +185,7 @@ class Checkpointer:
         self.is_chief = is_chief
         self.worker_id = worker_id
         self.log = log
-        # On JAX, every variable's value in one variables.npz (`portable_checkpoint`).
+        # Off TensorFlow, every variable's value in one variables.npz (`portable_checkpoint`).
         self._checkpoint = checkpoint_object(model) if backend.name() == "tensorflow" else None
         self.good = None  # newest step whose weights gave a healthy next step
         self.good_steps = set()  # every step judged good
@@ -192,6 +193,7 @@ class Checkpointer:
         self.unjudged = None  # newest step saved in good health, not judged yet
         self.bad = {}  # step -> why its checkpoint is not good
         self.touched = set()  # steps this run saved or restored (the ones it can judge)
+        self.rng_states = None  # torch's generators in the restored checkpoint, on PyTorch
 
     def steps(self) -> list[int]:
         """Steps of the checkpoints on disk that have a state (not yet verified)."""
@@ -329,6 +331,7 @@ class Checkpointer:
         folder = Path(folder)
         if readable_here(folder, backend.name()) and is_portable(folder):
             read_variables(self.model, folder)
+            self.rng_states = read_rng_states(folder)  # PyTorch's; put back by StepCheckpoint
         else:
             status = self._checkpoint.read(str(folder / "ckpt"))
             try:

@@ -10,6 +10,13 @@ TensorFlow's does, and `load_pretrainer` reads it on any backend (so a JAX run e
 TensorFlow). A value whose dtype differs by backend (a seed state: uint32 on JAX, int64 on
 TensorFlow; the step counter) is cast to the reading variable's dtype.
 
+On PyTorch, Keras's dropout draws from torch's global generator (its seed generators'
+states do not move), so a checkpoint written there also holds that generator's state
+(`torch_rng`, and `torch_cuda_rng.N` per GPU), which a resume puts back as its first
+step begins (`read_rng_states`, then `put_back_rng_states` in `StepCheckpoint`: Keras's
+data loader draws a seed from that generator as `fit` starts), so the resumed run draws
+the masks the uninterrupted one drew.
+
 Nothing here imports TensorFlow.
 """
 
@@ -18,16 +25,26 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import keras
 import numpy as np
 from keras import ops
 
 from electra_tf.config import ConfigError
 
-__all__ = ["VARIABLES", "is_portable", "write_variables", "read_variables", "readable_here"]
+__all__ = [
+    "VARIABLES",
+    "is_portable",
+    "write_variables",
+    "read_variables",
+    "readable_here",
+    "read_rng_states",
+    "put_back_rng_states",
+]
 
 #: The file of a portable checkpoint.
 VARIABLES = "variables.npz"
 _PATHS = "paths"
+_TORCH_RNG, _TORCH_CUDA_RNG = "torch_rng", "torch_cuda_rng"
 
 
 def _groups(model, with_optimizer: bool = True) -> dict:
@@ -69,6 +86,7 @@ def write_variables(model, folder) -> Path:
         for index, variable in enumerate(variables):
             arrays[f"{group}.{index:05d}"] = np.asarray(ops.convert_to_numpy(variable.value))
     arrays[_PATHS] = np.array(json.dumps(paths))
+    arrays.update(_rng_states())
     path = Path(folder) / VARIABLES
     with open(path, "wb") as handle:
         np.savez(handle, **arrays)
@@ -106,3 +124,37 @@ def read_variables(model, folder, with_optimizer: bool = True) -> None:
                         f"{variable.path} {list(variable.shape)}",
                     )
                 variable.assign(value.astype(variable.dtype))
+
+
+def _rng_states() -> dict:
+    """torch's global generator states on PyTorch (CPU, then each GPU's), else none."""
+    if keras.config.backend() != "torch":
+        return {}
+    import torch
+
+    states = {_TORCH_RNG: torch.get_rng_state().numpy()}
+    if torch.cuda.is_available():
+        for index, state in enumerate(torch.cuda.get_rng_state_all()):
+            states[f"{_TORCH_CUDA_RNG}.{index}"] = state.numpy()
+    return states
+
+
+def read_rng_states(folder) -> dict | None:
+    """On PyTorch, the global generator states that `folder/variables.npz` holds (a
+    checkpoint written on PyTorch); else None. `put_back_rng_states` sets them."""
+    if keras.config.backend() != "torch":
+        return None
+    with np.load(Path(folder) / VARIABLES) as data:
+        names = [name for name in data.files if name.startswith(_TORCH_RNG)]
+        return {name: data[name] for name in names} or None
+
+
+def put_back_rng_states(states: dict) -> None:
+    """Sets torch's global generators to `states` (`read_rng_states`); GPU states only
+    where this machine has as many GPUs as the run that wrote them."""
+    import torch
+
+    torch.set_rng_state(torch.from_numpy(states[_TORCH_RNG]))
+    cuda = sorted(name for name in states if name.startswith(_TORCH_CUDA_RNG))
+    if cuda and torch.cuda.is_available() and len(cuda) == torch.cuda.device_count():
+        torch.cuda.set_rng_state_all([torch.from_numpy(states[name]) for name in cuda])

@@ -1,15 +1,16 @@
-"""What a pre-training run does differently on JAX: its checks, and its devices.
+"""What a pre-training run does off TensorFlow (JAX, PyTorch): its checks, and its devices.
 
-`run_pretraining` is one code for every backend. On JAX the step is Keras's stateless
-train step (`portable_step`), the checkpoints are `variables.npz` (`portable_checkpoint`),
-and the devices are Keras's: `train.strategy=mirrored` splits each batch over every
-device (`keras.distribution.DataParallel`; on a CPU, `--cpu-devices N` makes N), and
-`default` trains on one. On JAX, `multi_worker` does the same over the devices of several
-processes (`jax_cluster`: the cluster from TF_CONFIG), and `tpu` over the TPU's devices
-(refused in one sentence on other devices). Elsewhere those two are TensorFlow's: refused
-in one sentence before anything is written (as is an objective not written in
-`keras.ops`; today all are). mixed_float16's dynamic loss scaling runs on JAX too (`portable_step`),
-not on PyTorch.
+`run_pretraining` is one code for every backend. Off TensorFlow the checkpoints are
+`variables.npz` (`portable_checkpoint`); on JAX the step is Keras's stateless train step
+(`portable_step`), and the devices are Keras's: `train.strategy=mirrored` splits each
+batch over every device (`keras.distribution.DataParallel`; on a CPU, `--cpu-devices N`
+makes N), and `default` trains on one. On JAX, `multi_worker` does the same over the
+devices of several processes (`jax_cluster`: the cluster from TF_CONFIG), and `tpu` over
+the TPU's devices (refused in one sentence on other devices). On PyTorch a run trains on
+one device (`default`, in float32 or mixed_bfloat16): Keras's distribution API is JAX's.
+A strategy a backend lacks is refused in one sentence before anything is written (as is
+an objective not written in `keras.ops`; today all are). mixed_float16's dynamic loss
+scaling runs on JAX too (`portable_step`), not on PyTorch.
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ from electra_tf.pretraining.objectives import OBJECTIVES
 
 __all__ = ["check_backend", "set_distribution", "worker"]
 
-#: The train.strategy values a run off TensorFlow takes (JAX_STRATEGIES: on JAX).
-PORTABLE_STRATEGIES = ("default", "mirrored")
-JAX_STRATEGIES = (*PORTABLE_STRATEGIES, "multi_worker", "tpu")
+#: The train.strategy values a run off TensorFlow takes, by backend (PyTorch: one device).
+JAX_STRATEGIES = ("default", "mirrored", "multi_worker", "tpu")
+STRATEGIES = {"jax": JAX_STRATEGIES, "torch": ("default",)}
 
 
 def check_backend(config: ElectraConfig) -> None:
@@ -38,10 +39,11 @@ def check_backend(config: ElectraConfig) -> None:
             f"objective.name={objective!r} trains on the TensorFlow backend only for now; on "
             f"{name} choose one of {', '.join(portable)}, or pass --backend tensorflow."
         )
-    if train.strategy not in (JAX_STRATEGIES if name == "jax" else PORTABLE_STRATEGIES):
+    strategies = STRATEGIES.get(name, ("default",))
+    if train.strategy not in strategies:
         raise ConfigError(
             f"train.strategy={train.strategy!r} runs on the TensorFlow and JAX backends only; "
-            f"on {name} train with the default or mirrored strategy, or pass --backend jax."
+            f"on {name} train with the {' or '.join(strategies)} strategy, or pass --backend jax."
         )
     if train.strategy == "multi_worker" and name == "jax":
         from electra_tf.pretraining.jax_cluster import start_cluster
