@@ -30,7 +30,6 @@ import pytest
 from helpers import backend_child_env, packed_with_vocabulary, set_flags
 from jax_runs import EVERY, JAX_FLAGS, STEPS, per_step_flops, run_args
 
-from electra_tf.cli import main
 from electra_tf.cli import pretrain as pretrain_cli
 from electra_tf.config import ConfigError, load_recipe
 from electra_tf.pretraining import portable_run
@@ -265,12 +264,3 @@ def test_cpu_devices_set_the_host_device_count_before_jax_loads(monkeypatch):
     assert os.environ["XLA_FLAGS"] == expected
     pretrain_cli.host_devices(args)  # a count already there wins: nothing added
     assert os.environ["XLA_FLAGS"] == expected
-
-
-def test_pretrain_on_torch_is_refused_in_one_sentence(monkeypatch, tmp_path, capsys):
-    import keras
-
-    monkeypatch.setattr(keras.config, "backend", lambda: "torch")
-    status = main(["pretrain", "--data", str(tmp_path), "--output-dir", str(tmp_path / "r")])
-    assert status == 2 and not (tmp_path / "r").exists()
-    assert "runs on the TensorFlow and JAX backends" in capsys.readouterr().err
