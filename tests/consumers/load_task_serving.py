@@ -9,6 +9,7 @@ INPUTS holds `texts` (and `text_pairs` for pair models), id arrays `input_word_i
 `input_mask`, `input_type_ids`, and `examples` (serialized tf.Examples, base64). OUTPUTS gets
 every output of serving_default (`text/...`), serve (`ids/...`) and serve_examples
 (`examples/...`), and `error/bad_mask`: the message of a call with mask value 2.
+Imported (test_task_export.py's in-process cases), its `consume` serves in the importing process.
 """
 
 import base64
@@ -31,7 +32,7 @@ def consume(folder, inputs_path, outputs_path):
     """Every signature of the SavedModel `folder` on INPUTS, written to OUTPUTS."""
     inputs = np.load(inputs_path)
     loaded = tf.saved_model.load(folder)
-    assert "electra_tf" not in sys.modules
+    assert __name__ != "__main__" or "electra_tf" not in sys.modules  # run as a consumer
     results = {}
     text = {"text": tf.constant([str(t) for t in inputs["texts"]])}
     if "text_pairs" in inputs:
@@ -55,8 +56,9 @@ def consume(folder, inputs_path, outputs_path):
     np.savez(outputs_path, **results)
 
 
-assert "electra_tf" not in sys.modules
-arguments = sys.argv[1:]
-assert arguments and len(arguments) % 3 == 0, __doc__
-for start in range(0, len(arguments), 3):
-    consume(*arguments[start : start + 3])
+if __name__ == "__main__":  # imported, `consume` serves in the importing process
+    assert "electra_tf" not in sys.modules
+    arguments = sys.argv[1:]
+    assert arguments and len(arguments) % 3 == 0, __doc__
+    for start in range(0, len(arguments), 3):
+        consume(*arguments[start : start + 3])

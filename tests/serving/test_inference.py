@@ -1,5 +1,7 @@
 """The serving forward pass equals the Keras layers' forward pass, masks and segments included."""
 
+import functools
+
 import keras
 import numpy as np
 import pytest
@@ -20,6 +22,13 @@ def _discriminator(*overrides):
     for v in discriminator.weights:  # non-trivial weights everywhere (biases, LayerNorms too)
         v.assign(v.numpy() + rng.normal(0, 0.2, v.shape).astype("float32"))
     return discriminator
+
+
+@functools.cache
+def _shared(*overrides):
+    """`_discriminator(*overrides)`, built once per module for the tests that only read it
+    (the same seed and weights as a fresh one); a test that changes it builds its own."""
+    return _discriminator(*overrides)
 
 
 def _inputs():
@@ -43,7 +52,7 @@ def _keras_outputs(discriminator, ids, mask, segments):
 
 @pytest.mark.parametrize("overrides", [(), ("model.embedding_dim=16",)])
 def test_serving_forward_equals_the_keras_layers(overrides):
-    discriminator = _discriminator(*overrides)
+    discriminator = _shared(*overrides)
     assert inference.supports(discriminator)
     assert (discriminator.encoder.embeddings_project is None) == bool(overrides)
     ids, mask, segments = _inputs()
@@ -105,9 +114,7 @@ def test_every_use_of_an_input_waits_for_the_input_checks(tmp_path):
 
     vocab = write_vocabulary(list(SPECIAL_TOKENS) + ["a", "b"], tmp_path / "vocab.txt")
     for keras_layers in (False, True):
-        module = ServingModule(
-            _discriminator(), ElectraTokenizer(str(vocab)), keras_layers=keras_layers
-        )
+        module = ServingModule(_shared(), ElectraTokenizer(str(vocab)), keras_layers=keras_layers)
         graph = module.serve.get_concrete_function().graph
         # the serving pass reads the module's fused attention kernels: no concatenation per call
         concats = [op for op in graph.get_operations() if op.type == "ConcatV2"]
@@ -133,10 +140,10 @@ def test_every_use_of_an_input_waits_for_the_input_checks(tmp_path):
 
 def test_transposed_wide_kernels_give_the_same_outputs():
     """ELECTRA-Small's 256 -> 1024 layer shape, scaled down: kernels read stored transposed."""
-    discriminator = _discriminator("model.intermediate_dim=1024")
+    discriminator = _shared("model.intermediate_dim=1024")
     encoder = discriminator.encoder
     assert inference.widens_narrow_input(encoder)
-    assert not inference.widens_narrow_input(_discriminator().encoder)  # 16 -> 32
+    assert not inference.widens_narrow_input(_shared().encoder)  # 16 -> 32
     transposed = inference.transposed_wide_kernels(encoder)
     assert len(transposed) == len(encoder.transformer_layers)
     first = encoder.transformer_layers[0]._feedforward_intermediate_dense.kernel.numpy()
@@ -167,7 +174,7 @@ def test_the_serving_module_stores_transposed_kernels_by_layout(tmp_path, monkey
     tokenizer = ElectraTokenizer(
         str(write_vocabulary(list(SPECIAL_TOKENS) + ["a", "b"], tmp_path / "vocab.txt"))
     )
-    wide = _discriminator("model.intermediate_dim=1024")
+    wide = _shared("model.intermediate_dim=1024")
     # Without the all-padding row, which the serving checks refuse.
     ids, mask, segments = [tf.constant(a[:3]) for a in _inputs()]
     outputs = {}
@@ -183,7 +190,7 @@ def test_the_serving_module_stores_transposed_kernels_by_layout(tmp_path, monkey
     # "auto" follows oneDNN's instruction set; a layer that does not widen stays plain.
     monkeypatch.setattr(kernels, "onednn_runs_avx2", lambda: True)
     assert ServingModule(wide, tokenizer).kernel_layout == "transposed"
-    assert ServingModule(_discriminator(), tokenizer).kernel_layout == "plain"
+    assert ServingModule(_shared(), tokenizer).kernel_layout == "plain"
     assert ServingModule(wide, tokenizer, keras_layers=True).transposed_wide_kernels == []
     assert ServingModule(wide, tokenizer, jit_compile=True).kernel_layout == "plain"  # XLA's dot
     monkeypatch.setattr(kernels, "onednn_runs_avx2", lambda: False)
@@ -203,7 +210,7 @@ def test_rows_kept_are_the_real_tokens_and_each_first_position():
 
 @pytest.mark.parametrize("overrides", [(), ("model.embedding_dim=16",)])
 def test_the_packed_pass_equals_the_padded_pass_on_kept_rows(overrides):
-    discriminator = _discriminator(*overrides)
+    discriminator = _shared(*overrides)
     encoder = discriminator.encoder
     ids, mask, segments = _inputs()
     mask[3, :] = 1  # every row has a real token here; and one with a hole in the middle
@@ -229,7 +236,7 @@ def test_the_packed_pass_equals_the_padded_pass_on_kept_rows(overrides):
 def test_the_first_position_pass_equals_the_first_rows(packed):
     """`first_only`: `[B, H]`, each sequence's first row of the full pass (padded or packed),
     a masked first position included."""
-    encoder = _discriminator().encoder
+    encoder = _shared().encoder
     ids, mask, segments = _inputs()
     mask[0, 0] = 0
     args = (tf.constant(ids), tf.constant(mask), tf.constant(segments))
