@@ -2,31 +2,20 @@
 
 import json
 import os
-import socket
 import subprocess
 import sys
 
 import numpy as np
 import pytest
-from helpers import TESTS, write_packed
+from helpers import TESTS, free_ports, write_packed
 
 HERE = str(TESTS)
-
-
-def _free_ports(n):
-    sockets = [socket.socket() for _ in range(n)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
 
 
 @pytest.mark.slow
 def test_two_workers_train_to_identical_weights(tmp_path):
     data = write_packed(tmp_path / "data", n=64, seq=16, shards=2)
-    cluster = {"worker": [f"127.0.0.1:{p}" for p in _free_ports(2)]}
+    cluster = {"worker": [f"127.0.0.1:{p}" for p in free_ports(2)]}
     run = str(tmp_path / "run")
     workers = []
     for index in range(2):
@@ -109,7 +98,7 @@ def test_a_lost_worker_stops_the_survivor_and_a_relaunch_resumes_exactly(tmp_pat
     steps = 10
 
     def run_both(run, kill_after=None):
-        cluster = {"worker": [f"127.0.0.1:{p}" for p in _free_ports(2)]}
+        cluster = {"worker": [f"127.0.0.1:{p}" for p in free_ports(2)]}
         workers = [_launch(data, run, cluster, i, steps) for i in range(2)]
         if kill_after is None:
             return [w.communicate(timeout=600) + (w.returncode,) for w in workers]
@@ -146,7 +135,7 @@ QUICK_STEPS, QUICK_KILL_AFTER = 6, 2
 
 def _pair(data, run, outs):
     """Two workers of one run on fresh ports: their Popen objects."""
-    cluster = {"worker": [f"127.0.0.1:{p}" for p in _free_ports(2)]}
+    cluster = {"worker": [f"127.0.0.1:{p}" for p in free_ports(2)]}
     return [_launch(data, run, cluster, i, QUICK_STEPS, out) for i, out in enumerate(outs)]
 
 
