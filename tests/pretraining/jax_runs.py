@@ -17,7 +17,8 @@ from electra_tf.pretraining.run import config_for_data
 STEPS, EVERY = 30, 3
 # Two host devices in every child, so that all run the same XLA CPU setup.
 JAX_FLAGS = f"{FAST_XLA_FLAGS} --xla_force_host_platform_device_count=2"
-SMALL = {
+# The tiny model of every JAX run here (test_portable_init.py's too).
+SIZES = {
     "model.num_layers": 1,
     "model.hidden_dim": 16,
     "model.embedding_dim": 8,
@@ -25,6 +26,9 @@ SMALL = {
     "model.intermediate_dim": 32,
     "model.max_sequence_length": 16,
     "data.sequence_length": 16,
+}
+SMALL = {
+    **SIZES,
     "train.num_steps": 1000,  # the FLOP budget stops the run at STEPS
     "train.warmup_steps": 2,
     "train.learning_rate": 1e-3,

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 from helpers import TESTS, backend_child_env, packed_with_vocabulary, set_flags
 from jax_run_child import fixed_batch
-from jax_runs import EVERY, JAX_FLAGS, STEPS, per_step_flops, run_args
+from jax_runs import EVERY, JAX_FLAGS, SIZES, STEPS, per_step_flops, run_args
 
 from electra_tf.cli import main
 from electra_tf.config import ConfigError
@@ -35,13 +35,7 @@ from electra_tf.pretraining.tensorflow_checkpoint import read_tensorflow_weights
 
 CHILD = pathlib.Path(__file__).with_name("portable_init_child.py")
 SMALL = {
-    "model.num_layers": 1,
-    "model.hidden_dim": 16,
-    "model.embedding_dim": 8,
-    "model.num_heads": 2,
-    "model.intermediate_dim": 32,
-    "model.max_sequence_length": 16,
-    "data.sequence_length": 16,
+    **SIZES,
     "train.warmup_steps": 0,
     "train.learning_rate": 1e-3,
     "train.checkpoint_every": 2,
