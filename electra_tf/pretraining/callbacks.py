@@ -257,3 +257,19 @@ class NonfiniteGuard(keras.callbacks.Callback):
             self.failed_at = step
             self.model.diverged_at = self.failed_at
             self.model.stop_training = True
+
+
+class StepWatch(keras.callbacks.Callback):
+    """Keeps a multi-worker run's `worker_watch.Watch` told of the last finished step and
+    of how to name the last checkpoint (`checkpoint`: a callable, the name or None)."""
+
+    def __init__(self, watch, checkpoint):
+        super().__init__()
+        self.watch = watch
+        watch.checkpoint = checkpoint
+
+    def on_train_begin(self, logs=None):
+        self.watch.step = _step(self.model)
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.watch.step = _step(self.model)

@@ -30,6 +30,7 @@ import socket
 import time
 
 from electra_tf.config import ConfigError
+from electra_tf.pretraining.worker_watch import Watch, install, watch_socket
 
 __all__ = ["Cluster", "read_cluster", "start_cluster", "tpu_devices"]
 
@@ -127,13 +128,15 @@ def read_cluster(environ=None) -> Cluster:
 
 
 def wait_for_coordinator(cluster: Cluster, timeout: float, connect=socket.create_connection):
-    """Returns once the coordinator's port accepts a connection; ConfigError after `timeout`."""
+    """Once the coordinator's port accepts a connection, says this process's index on it and
+    returns it (kept open: `worker_watch` watches it); ConfigError after `timeout`."""
     host, _, port = cluster.coordinator.rpartition(":")
     deadline = time.monotonic() + timeout
     while True:
         try:
-            connect((host.strip("[]"), int(port)), timeout=min(5.0, timeout)).close()
-            return
+            connection = connect((host.strip("[]"), int(port)), timeout=min(5.0, timeout))
+            connection.sendall(f"{cluster.process_id}\n".encode())
+            return connection
         except OSError as error:
             if time.monotonic() >= deadline:
                 raise ConfigError(
@@ -152,10 +155,29 @@ def _listen(port: int) -> socket.socket:
     return socket.create_server(("", port))
 
 
-def gather_workers(cluster: Cluster, timeout: float) -> None:
-    """Process 0: returns once every other process has reached its port (each knocks once,
-    in `wait_for_coordinator`), then frees the port for JAX's service; ConfigError after
-    `timeout` or when the port cannot be taken."""
+def _knock(server: socket.socket, others: int, left: float):
+    """(process index, connection) of the next process that knocks and says its index
+    (1..others), or None for a connection that does not (closed); TimeoutError after `left`."""
+    server.settimeout(left)
+    connection = server.accept()[0]
+    connection.settimeout(min(left, 10.0))
+    try:
+        said = connection.recv(16)
+        index = int(said.split(b"\n")[0]) if said.endswith(b"\n") else 0
+    except (OSError, ValueError):
+        index = 0
+    if not 1 <= index <= others:
+        connection.close()
+        return None
+    connection.settimeout(None)
+    return index, connection
+
+
+def gather_workers(cluster: Cluster, timeout: float) -> dict:
+    """Process 0: once every other process has reached its port and said its index (each
+    knocks once, in `wait_for_coordinator`), frees the port for JAX's service and returns
+    {index: connection}, kept open for `worker_watch`; ConfigError after `timeout` or when
+    the port cannot be taken."""
     port, others = int(cluster.coordinator.rpartition(":")[2]), cluster.num_processes - 1
     try:
         server = _listen(port)
@@ -164,23 +186,26 @@ def gather_workers(cluster: Cluster, timeout: float) -> None:
             f"The coordinator (process 0) cannot listen on port {port} of {cluster.coordinator}"
             f" ({error.strerror or error}); choose a free port in {cluster.source}."
         ) from None
-    deadline, knocked = time.monotonic() + timeout, 0
+    deadline, peers = time.monotonic() + timeout, {}
     with server:
-        while knocked < others:
+        while len(peers) < others:
             left = deadline - time.monotonic()
             if left <= 0:
+                for connection in peers.values():
+                    connection.close()
                 raise ConfigError(
-                    f"Only {knocked} of the {others} other processes reached the coordinator "
-                    f"{cluster.coordinator} (process 0, from {cluster.source}) within "
-                    f"{timeout:g} s; start every worker with the same cluster, or raise "
+                    f"Only {len(peers)} of the {others} other processes reached the "
+                    f"coordinator {cluster.coordinator} (process 0, from {cluster.source}) "
+                    f"within {timeout:g} s; start every worker with the same cluster, or raise "
                     "train.collective_timeout."
                 )
-            server.settimeout(left)
             try:
-                server.accept()[0].close()
-                knocked += 1
+                knock = _knock(server, others, left)
             except TimeoutError:
                 continue
+            if knock:
+                peers.setdefault(knock[0], knock[1])
+    return peers
 
 
 def start_cluster(train, environ=None) -> Cluster:
@@ -190,15 +215,19 @@ def start_cluster(train, environ=None) -> Cluster:
     cluster = read_cluster(environ)
     if jax.distributed.is_initialized():
         return cluster
+    timeout = train.collective_timeout
     if cluster.process_id:
-        wait_for_coordinator(cluster, train.collective_timeout)
+        peers = {0: wait_for_coordinator(cluster, timeout)}
     else:
-        gather_workers(cluster, train.collective_timeout)
+        peers = gather_workers(cluster, timeout)
+    peers = {index: watch_socket(connection, timeout) for index, connection in peers.items()}
+    install(Watch(peers, cluster.process_id, cluster.num_processes, timeout).start())
     jax.distributed.initialize(
         cluster.coordinator,
         cluster.num_processes,
         cluster.process_id,
-        initialization_timeout=max(1, int(train.collective_timeout)),
+        initialization_timeout=max(1, int(timeout)),
+        heartbeat_timeout_seconds=max(1, int(timeout)),
     )
     return cluster
 

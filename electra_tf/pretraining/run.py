@@ -23,11 +23,13 @@ from electra_tf.config import ConfigError, ElectraConfig
 from electra_tf.data.pipeline import pretraining_dataset
 from electra_tf.data.tfrecords import check_first_record, count_records, resolve_files
 from electra_tf.io.durable import os_reason, probe_writable, write_atomic
+from electra_tf.pretraining import worker_watch
 from electra_tf.pretraining.callbacks import (
     FlopsBudget,
     NonfiniteGuard,
     StepCheckpoint,
     StepScalars,
+    StepWatch,
     Throughput,
 )
 from electra_tf.pretraining.checkpoint import Checkpointer
@@ -349,24 +351,34 @@ def _distributed(train) -> bool:
 
 
 def _fit(model, dataset, steps: int, callbacks, verbose, checkpointer) -> dict:
-    """`model.fit` for `steps`; a lost multi-worker peer becomes `WorkerLost`."""
-    train = model.config.train
+    """`model.fit` for `steps`; a lost multi-worker peer becomes `WorkerLost` (on JAX, the
+    process's `worker_watch` says so and ends it)."""
+    train, watch = model.config.train, worker_watch.current()
+    if watch is not None:
+        callbacks = [*callbacks, StepWatch(watch, lambda: _latest_name(checkpointer))]
     try:
-        history = model.fit(
-            dataset, epochs=1, steps_per_epoch=steps, callbacks=callbacks, verbose=verbose
-        )
+        with worker_watch.training(watch):
+            history = model.fit(
+                dataset, epochs=1, steps_per_epoch=steps, callbacks=callbacks, verbose=verbose
+            )
     except _WORKER_ERRORS as error:
         if train.strategy != "multi_worker":
             raise
-        latest = checkpointer.latest() if checkpointer.is_chief else None
-        resume_from = f"its last checkpoint ({latest.name})" if latest else "its last checkpoint"
         reason = error.message.splitlines()[0].split("}} ")[-1][:160]
         raise WorkerLost(
-            f"A worker of this multi-worker run was lost at step "
-            f"{int(model.optimizer.iterations.numpy())} ({type(error).__name__}: {reason}); "
-            f"relaunch every worker with the same command: the run resumes from {resume_from}."
+            worker_watch.lost_sentence(
+                int(model.optimizer.iterations.numpy()),
+                f"{type(error).__name__}: {reason}",
+                _latest_name(checkpointer),
+            )
         ) from None
     return {name: float(values[-1]) for name, values in history.history.items()}
+
+
+def _latest_name(checkpointer: Checkpointer) -> str | None:
+    """The name of the run's last checkpoint, as the chief sees it; None elsewhere."""
+    latest = checkpointer.latest() if checkpointer.is_chief else None
+    return latest.name if latest else None
 
 
 def _diverged(guard: NonfiniteGuard, checkpointer: Checkpointer, train) -> TrainingDiverged:

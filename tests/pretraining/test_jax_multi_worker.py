@@ -253,3 +253,72 @@ def test_two_jax_workers_train_as_one_process_over_two_devices(tmp_path):
         alone = _trainable(other / "checkpoints" / "step-00000004")
         assert max(float(np.max(np.abs(a - b))) for a, b in zip(chief, alone)) <= 1e-5
     assert json.loads((resumed / "last_run.json").read_text())["resumed_from"] == 2
+
+
+def _launch_pair(data, run, steps):
+    """Two JAX workers of one `electra-tf pretrain` run on fresh ports: their Popen objects."""
+    cluster = {"worker": [f"127.0.0.1:{port}" for port in free_ports(2)]}
+    args = _command(data, run, steps, "--strategy", "multi_worker")
+    args += ["--set", "train.collective_timeout=60"]
+    return [
+        subprocess.Popen(
+            [sys.executable, "-m", "electra_tf.cli", "pretrain", *args],
+            env=dict(backend_child_env("jax"), TF_CONFIG=_tf_config(cluster, index=index)),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for index in range(2)
+    ]
+
+
+def _kill_after(workers, checkpoints, step, victim):
+    """Kills worker `victim` (SIGKILL) once checkpoint `step` is written; (the survivor's
+    exit status, its stderr lines from the CLI, its seconds after the kill, its stderr)."""
+    marker, deadline = checkpoints / f"step-{step:08d}", time.monotonic() + 600
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    workers[victim].kill()  # SIGKILL: no goodbye
+    killed = time.monotonic()
+    survivor = workers[1 - victim]
+    _, err = survivor.communicate(timeout=180)  # it must not hang
+    seconds = time.monotonic() - killed
+    workers[victim].communicate()
+    lines = [line for line in err.splitlines() if line.startswith("electra-tf")]
+    return survivor.returncode, lines, seconds, err
+
+
+@pytest.mark.slow
+def test_a_jax_worker_killed_mid_run_stops_the_other_and_a_relaunch_resumes(tmp_path):
+    """Worker 1 killed after checkpoint 4: process 0 says so and exits 2; relaunched, the
+    run resumes from its last checkpoint; then process 0 (JAX's coordinator) killed after a
+    later checkpoint: worker 1 says so; relaunched again, the run finishes."""
+    data = packed_with_vocabulary(tmp_path / "data", n=64)
+    run, steps = tmp_path / "run", 40
+    checkpoints = run / "checkpoints"
+    code, lines, seconds, err = _kill_after(_launch_pair(data, run, steps), checkpoints, 4, 1)
+    assert code == 2 and seconds < 30 and "Traceback" not in err, (code, seconds, err[-3000:])
+    (line,) = lines
+    assert line.startswith("electra-tf pretrain: A worker of this multi-worker run was lost at")
+    assert "(process 1 of 2 stopped answering: its connection to this process closed); " in line
+    last = sorted(p.name for p in checkpoints.iterdir() if p.name.startswith("step-"))[-1]
+    assert line.endswith(
+        "relaunch every worker with the same command: the run resumes from its last "
+        f"checkpoint ({last})."
+    )
+    first = int(last.split("-")[1])
+    code, lines, seconds, err = _kill_after(
+        _launch_pair(data, run, steps), checkpoints, first + 4, 0
+    )
+    assert code == 2 and seconds < 30, (code, seconds, err[-3000:])
+    assert (
+        lines and "(process 0 of 2 stopped answering: its connection to this process " in (lines[0])
+    ), err[-3000:]
+    assert lines[0].endswith("the run resumes from its last checkpoint."), lines
+    for worker in _launch_pair(data, run, steps):  # relaunched: resumes and finishes
+        _, err = worker.communicate(timeout=900)
+        assert worker.returncode == 0, err[-3000:]
+    summary = json.loads((run / "last_run.json").read_text())
+    assert summary["status"] == "finished" and summary["step"] == steps
+    assert summary["resumed_from"] >= first + 4
+    assert f"step-{steps:08d}" in os.listdir(checkpoints)
