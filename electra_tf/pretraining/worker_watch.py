@@ -11,8 +11,9 @@ train.collective_timeout (its host is gone), the thread prints the `WorkerLost` 
 (`lost_sentence`) as the CLI would and ends the process with exit status 2 (`os._exit`:
 the main thread is stuck in C++ and cannot raise). Process 0 first tells the others which
 process was lost and its last checkpoint. A process whose training ends says "done"
-(finished) or "fail" (raised); after "fail" the others get train.collective_timeout to
-end on their own before they are stopped, in one sentence too. Checkpoints are written
+(finished) or "fail" (raised, or the process left without training); after "fail" the
+others get train.collective_timeout to end on their own before they are stopped, in one
+sentence too. Checkpoints are written
 atomically (`checkpoint`), so a process stopped mid-write leaves no partial one.
 
 Nothing here imports TensorFlow or JAX.
@@ -20,6 +21,7 @@ Nothing here imports TensorFlow or JAX.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import select
@@ -100,7 +102,7 @@ class Watch:
                 except OSError as error:  # reset, or keepalive found nobody
                     return self._lost(index, error.strerror or str(error))
                 if not data:
-                    return self._lost(index, "its connection to this process closed")
+                    return self._lost(index, "its connection closed")
                 buffers[index] += data
                 *lines, buffers[index] = buffers[index].split(b"\n")
                 for line in lines:
@@ -186,7 +188,11 @@ def current() -> Watch | None:
 
 
 def install(watch: Watch | None) -> Watch | None:
-    """Makes `watch` this process's watch (None: none); returns it."""
+    """Makes `watch` this process's watch (None: none); returns it. A process that leaves
+    before its training ended (an error, or nothing left to train) says "fail" on its way
+    out, before JAX's own shutdown (Python runs exit handlers last registered first)."""
     global _WATCH
     _WATCH = watch
+    if watch is not None:
+        atexit.register(watch.end, False)
     return watch

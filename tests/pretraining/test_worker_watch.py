@@ -23,7 +23,8 @@ from helpers import TESTS, free_ports
 from electra_tf.pretraining import jax_cluster, worker_watch
 
 # A worker: joins the cluster (process argv[2] of argv[3], coordinator argv[1]), watches its
-# connection to process 0 as a run would, having finished step 4, and waits.
+# connection to process 0 as a run would, having finished step 4, and waits (argv[4]
+# seconds, then leaves without ending its training).
 WORKER = """
 import sys, time
 from electra_tf.pretraining import jax_cluster, worker_watch
@@ -31,21 +32,22 @@ index, count = int(sys.argv[2]), int(sys.argv[3])
 addresses = (sys.argv[1],) + ("127.0.0.1:1",) * (count - 1)
 cluster = jax_cluster.Cluster(addresses, index, "TF_CONFIG")
 connection = worker_watch.watch_socket(jax_cluster.wait_for_coordinator(cluster, 30), 30)
-watch = worker_watch.Watch({0: connection}, index, count, 30).start()
+watch = worker_watch.install(worker_watch.Watch({0: connection}, index, count, 30).start())
 watch.step = 4
 print("watching", flush=True)
-time.sleep(60)
+time.sleep(float(sys.argv[4]))
 """
 
 
-def _workers(count):
-    """(process 0's {index: connection}, the children of processes 1..count-1, address)."""
+def _workers(count, wait=60):
+    """(process 0's {index: connection}, the children of processes 1..count-1), each child
+    leaving after `wait` s."""
     (port,) = free_ports(1)
     address = f"127.0.0.1:{port}"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(TESTS.parent), str(TESTS)]))
     children = [
         subprocess.Popen(
-            [sys.executable, "-c", WORKER, address, str(index), str(count)],
+            [sys.executable, "-c", WORKER, address, str(index), str(count), str(wait)],
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -83,7 +85,7 @@ def test_a_killed_worker_stops_process_0_and_the_others_in_one_sentence():
     assert heard == [
         (
             "A worker of this multi-worker run was lost at step 6 (process 1 of 3 stopped "
-            "answering: its connection to this process closed); relaunch every worker with "
+            "answering: its connection closed); relaunch every worker with "
             "the same command: the run resumes from its last checkpoint (step-00000006).",
             heard[0][1],
         )
@@ -110,7 +112,7 @@ def test_a_worker_whose_process_0_closes_ends_in_one_sentence():
     assert child.returncode == 2 and time.monotonic() - started < 10, err
     assert err.splitlines() == [
         "electra-tf pretrain: A worker of this multi-worker run was lost at step 4 (process 0 "
-        "of 2 stopped answering: its connection to this process closed); relaunch every "
+        "of 2 stopped answering: its connection closed); relaunch every "
         "worker with the same command: the run resumes from its last checkpoint."
     ]
 
@@ -137,3 +139,15 @@ def test_a_peer_that_finished_is_let_go_and_one_that_failed_stops_the_others_lat
             "that, then relaunch every worker with the same command: the run resumes from "
             "its last checkpoint."
         )
+
+
+def test_a_worker_that_leaves_without_training_says_so_and_is_not_lost():
+    peers, (child,) = _workers(2, wait=0)
+    stop, heard, event = _recorder()
+    worker_watch.Watch(peers, 0, 2, 1.0, stop=stop).start()
+    started = time.monotonic()
+    _, err = child.communicate(timeout=30)
+    assert child.returncode == 0 and err == ""
+    assert event.wait(10) and heard[0][1] - started >= 1.0  # "fail": a wait, not a loss
+    assert heard[0][0].startswith("Process 1 of this multi-worker run stopped with an error")
+    peers[1].close()
