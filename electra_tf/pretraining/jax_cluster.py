@@ -11,9 +11,12 @@ set. Process 0 (the chief, else worker 0) is JAX's coordinator, at its own addre
 initialize`, to bound its wait by `train.collective_timeout` (Keras passes no timeout:
 JAX's default is 300 s). JAX's own failure to connect aborts the process (SIGABRT, no
 Python exception), so before it the processes meet on the coordinator's port themselves:
-process 0 listens there until every other process has knocked once (`gather_workers`),
-and each other process knocks until it answers (`wait_for_coordinator`); either says in
-one sentence who did not come within the timeout. `keras.distribution.DataParallel` over every
+process 0 listens there until every other process has knocked once and said its index
+(`gather_workers`), and each other process knocks until it answers
+(`wait_for_coordinator`); either says in one sentence who did not come within the
+timeout. Those connections stay open for the whole run: `worker_watch` watches them, so
+that a process lost mid-run stops the others in one sentence (JAX's heartbeat timeout is
+train.collective_timeout too). `keras.distribution.DataParallel` over every
 process's devices then splits each global batch: Keras's JAX trainer rebatches the
 `tf.data` stream to `batch / processes` rows and keeps this process's shard of each global
 batch, so the processes together see the batches one process would.

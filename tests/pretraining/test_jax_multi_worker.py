@@ -7,7 +7,10 @@ process: a worker whose coordinator is not there, which must say so and exit 2 w
 its timeout (no training, so no compilation). The slow test is the full form: two JAX
 worker processes on 127.0.0.1 (one CPU device each) train 4 steps and must end with the
 same weights as each other and as one process over two CPU devices, and a run resumed
-from the chief's step-2 checkpoint must reach the same step-4 weights.
+from the chief's step-2 checkpoint must reach the same step-4 weights. The other slow
+test kills a worker mid-run (SIGKILL), then process 0: the survivor must say so in one
+sentence and exit 2 within seconds, and the relaunched run must resume and finish (the
+watch itself, without JAX, is test_worker_watch.py).
 """
 
 import json
