@@ -77,13 +77,14 @@ class Watch:
     def end(self, finished: bool) -> None:
         """This process's training ended (`finished`, or raised): tells the peers, and
         stops watching."""
-        if self.ended.is_set():
-            return
-        self.ended.set()
+        with self._lock:
+            if self.ended.is_set():
+                return
+            self.ended.set()
         self._tell(b"done\n" if finished else b"fail\n")
 
     def _tell(self, message: bytes, skip=None) -> None:
-        for index, connection in self.peers.items():
+        for index, connection in list(self.peers.items()):  # the thread may drop one
             if index != skip:
                 try:
                     connection.sendall(message)
@@ -124,7 +125,10 @@ class Watch:
     def _lost(self, index: int, how: str) -> None:
         if self.ended.is_set():
             return
-        checkpoint = self.checkpoint()
+        try:
+            checkpoint = self.checkpoint()
+        except Exception:  # noqa: BLE001 - the sentence matters more than the name
+            checkpoint = None
         if self.process_id == 0:  # the others hear it from here
             self._tell(f"lost {index} {checkpoint or '-'}\n".encode(), skip=index)
         self._say(f"process {index} of {self.count} stopped answering: {how}", checkpoint)
