@@ -33,7 +33,9 @@ def _lines(capsys, *argv):
     return [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
 
 
-def test_step_line_has_the_peer_fields_and_consistent_rates(capsys):
+def test_step_line_has_the_peer_fields_and_consistent_rates(capsys, steps_run):
+    """The step's fields and figures; `[eager]` (the default twin) runs the timed steps
+    eagerly, `[traced]` (the full form, `-m slow`) traces them as the benchmark does."""
     small = ("--set", "model.vocabulary_size=1200", "--set", "model.num_layers=1")
     (record,) = _lines(
         capsys, "step", "--recipe", "tiny", "--batch", "2", "--seq", "16", "--warmup", "1",
@@ -122,7 +124,10 @@ def test_profile_line_ranks_the_step_kernels(capsys):
 
 
 @pytest.mark.parametrize("against", ["keras", "plain-gradients"])
-def test_kernels_line_pairs_the_two_steps(capsys, against):
+def test_kernels_line_pairs_the_two_steps(capsys, against, steps_run):
+    """`[eager-...]` (the default twins) pair eager steps: the same run and record, but each
+    eager step runs the kernels in force when called, so only `[traced-...]` (the full forms,
+    `-m slow`) times the baseline's kernels against ours, as the benchmark does."""
     small = ("--set", "model.vocabulary_size=1200", "--set", "model.num_layers=1")
     (record,) = _lines(
         capsys, "kernels", "--recipe", "tiny", "--batch", "2", "--seq", "16", "--pairs", "3",

@@ -238,7 +238,10 @@ def _question_answerer_learns(tmp_path, layers):
         np.testing.assert_allclose(a["no_answer"], b["no_answer"], atol=1e-6)
 
 
-def test_question_answerer_fits_a_dataset_of_strings_as_it_fits_lists():
+def test_question_answerer_fits_a_dataset_of_strings_as_it_fits_lists(steps_run):
+    """Lists, a dataset and a batched dataset of strings train alike; `[eager]` (the default
+    twin) runs the three fits' steps eagerly, `[traced]` (the full form, `-m slow`) traces
+    each model's step."""
     import tensorflow as tf
 
     from electra_tf.models.encoder import ElectraEncoder

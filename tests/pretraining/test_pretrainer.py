@@ -80,8 +80,23 @@ def _check_fit_learns(layers, epochs, learning_rate):
 
 
 def test_total_loss_is_mlm_plus_fifty_times_discriminator():
+    """Its two evaluations run eagerly (cheaper than the trace); the full form, traced, is
+    `test_total_loss_is_mlm_plus_fifty_times_discriminator_traced`."""
+    _check_total_loss(run_eagerly=True)
+
+
+@pytest.mark.slow
+def test_total_loss_is_mlm_plus_fifty_times_discriminator_traced():
+    _check_total_loss(run_eagerly=False)
+
+
+def _check_total_loss(run_eagerly):
+    """The evaluated loss is the MLM loss plus 50 times the discriminator's, the same twice.
+    Seeded: unseeded, the weights (and whether the two batches' means agree to 1e-4) came
+    from whatever ran before in the process."""
+    keras.utils.set_random_seed(0)
     model = ElectraPretrainer(tiny_config())
-    model.compile()
+    model.compile(run_eagerly=run_eagerly)
     logs = model.evaluate(_dataset(repeat=False, batch=8), steps=2, return_dict=True, verbose=0)
     assert logs["loss"] == pytest.approx(logs["mlm_loss"] + 50 * logs["disc_loss"], rel=1e-4)
     again = model.evaluate(_dataset(repeat=False, batch=8), steps=2, return_dict=True, verbose=0)
@@ -115,9 +130,23 @@ def mirrored_graph():
 
 
 def test_one_and_two_replicas_make_the_same_update(mirrored_graph):
+    """The one-replica reference runs its two steps eagerly (cheaper than its trace); the
+    full form, the reference traced, is
+    `test_one_and_two_replicas_make_the_same_update_traced`."""
+    _check_one_and_two_replicas(mirrored_graph, run_eagerly=True)
+
+
+@pytest.mark.slow
+def test_one_and_two_replicas_make_the_same_update_traced(mirrored_graph):
+    _check_one_and_two_replicas(mirrored_graph, run_eagerly=False)
+
+
+def _check_one_and_two_replicas(mirrored_graph, run_eagerly):
+    """Two replicas (graph) end on the one-replica run's loss and weights."""
     # Clipping is active (norm 0.05), so the test also checks that clipping sees the summed
     # gradient, not each replica's part.
-    one_loss, one = _one_step_weights(tf.distribute.OneDeviceStrategy("/cpu:0"))
+    strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
+    one_loss, one = _one_step_weights(strategy, run_eagerly=run_eagerly)
     two_loss, two = mirrored_graph
     assert abs(one_loss - two_loss) <= 1e-5 * abs(one_loss)
     assert max(float(np.max(np.abs(a - b))) for a, b in zip(one, two)) < 1e-5

@@ -1,10 +1,13 @@
 """Exports consumed by real consumers in fresh processes, and the serving graph's op set."""
 
+import contextlib
+import io
 import json
 import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import keras
 import numpy as np
@@ -17,7 +20,6 @@ from electra_tf.data.inputs import pack_inputs
 from electra_tf.data.tokenizer import ElectraTokenizer
 from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
 from electra_tf.pretraining.pretrainer import ElectraPretrainer
-from electra_tf.serving.hub import export_hub
 from electra_tf.serving.saved_model import export_for_serving
 
 CONSUMERS = TESTS / "consumers"
@@ -31,6 +33,9 @@ TEXTS_B = ["The dog was big.", "Is it red?", "the house " * 20]
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
+    """The tiny pretrainer, saved as a run, and ONE release of it: export/release.py run as
+    `__main__` in this process (`_release`), whose TF Serving SavedModel and hub pair are
+    the exports every test here reads (each format is written once, not again for them)."""
     folder = tmp_path_factory.mktemp("export")
     vocab = write_vocabulary(list(SPECIAL_TOKENS) + WORDS, folder / "vocab.txt")
     size = len(SPECIAL_TOKENS) + len(WORDS)
@@ -43,18 +48,40 @@ def exported(tmp_path_factory):
     rng = np.random.default_rng(0)
     for v in model.trainable_variables:  # non-trivial weights everywhere
         v.assign(v.numpy() + rng.normal(0, 0.05, v.shape).astype("float32"))
-    serving = export_for_serving(
-        model, folder / "serving", vocab_file=vocab, model_name="tiny", version=3, seq_length=16
-    )
-    hub = export_hub(model, folder / "hub", vocab_file=vocab, seq_length=16)
+    release = _release(model, str(vocab), folder)
+    encoder, preprocessor = (Path(p) for p in release["report"]["hub"])
     return {
         "model": model,
         "vocab": str(vocab),
-        "serving": serving,
-        "hub": folder / "hub",
+        "serving": Path(release["report"]["serving"]),
+        "hub": encoder.parent,
         "folder": folder,
-        "hub_parts": hub,
+        "hub_parts": (encoder, preprocessor),
+        "release": release,
     }
+
+
+def _release(model, vocab, folder):
+    """export/release.py run as `__main__` in this process (`runpy`) on `model` saved as a
+    run, TF Serving model name tiny, version 3, length 16: {"status": its exit status,
+    "report": its JSON report, "out": its output folder}."""
+    import runpy
+
+    from electra_tf.pretraining.checkpoint import save_pretrainer
+
+    run = save_pretrainer(model, folder / "run").parent.parent
+    script = TESTS.parent / "export" / "release.py"
+    argv = [str(script), "--checkpoint", str(run), "--out", str(folder / "rel"), "--vocab-file",
+            vocab, "--seq-length", "16", "--model-name", "tiny", "--version", "3"]  # fmt: skip
+    printed = io.StringIO()
+    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(printed):
+        patch.setattr(sys, "argv", argv)
+        with pytest.raises(SystemExit) as exited:
+            runpy.run_path(str(script), run_name="__main__")
+    text = printed.getvalue()
+    assert "{" in text, (exited.value.code, text[-2000:])
+    report = json.loads(text[text.index("{") :])
+    return {"status": exited.value.code, "report": report, "out": folder / "rel"}
 
 
 def _inputs(model, batch=3, length=12, seed=0):
@@ -152,9 +179,6 @@ def test_tf_serving_layout_and_clean_signatures(exported):
     """`saved_model_cli show --all`'s own function (`_show_all`, what the command runs) in this
     process. The full form, the command in its own process:
     `test_tf_serving_layout_and_clean_signatures_in_a_fresh_process`."""
-    import contextlib
-    import io
-
     from tensorflow.python.tools import saved_model_cli
 
     printed = io.StringIO()
@@ -330,33 +354,21 @@ def test_hub_pair_in_fresh_processes_with_three_consumers(exported, consumed):
     assert int(out["hub_trainable"]) == int(out["num_trainable"]) > 10
 
 
-def _released(report, out):
+def _released(report, out, name="electra", version=1):
     differences = report["max_abs_difference_vs_keras"]
     assert differences["serving"] <= 1e-5 and differences["hub_encoder"] <= 1e-5
     assert 0 < differences["keras_hub_tanh_gelu"] < 1e-2  # tanh-approximate GELU
-    assert (out / "serving" / "electra" / "1" / "saved_model.pb").exists()
+    assert (out / "serving" / name / str(version) / "saved_model.pb").exists()
 
 
-def test_release_script_writes_and_checks_every_format(exported, tmp_path, capsys, monkeypatch):
-    """export/release.py run as `__main__` in this process (`runpy`), its exit status and
-    report read as the command's. The full form, the script in its own process:
+def test_release_script_writes_and_checks_every_format(exported):
+    """export/release.py run as `__main__` in this process (`runpy`, the `exported`
+    fixture's release, whose exports the other tests read), its exit status and report read
+    as the command's. The full form, the script in its own process:
     `test_release_script_writes_and_checks_every_format_in_a_fresh_process`."""
-    import runpy
-
-    from electra_tf.pretraining.checkpoint import save_pretrainer
-
-    run = save_pretrainer(exported["model"], tmp_path / "run").parent.parent
-    script = TESTS.parent / "export" / "release.py"
-    argv = [str(script), "--checkpoint", str(run), "--out", str(tmp_path / "rel")]
-    monkeypatch.setattr(
-        sys, "argv", [*argv, "--vocab-file", exported["vocab"], "--seq-length", "16"]
-    )
-    capsys.readouterr()
-    with pytest.raises(SystemExit) as exited:
-        runpy.run_path(str(script), run_name="__main__")
-    assert exited.value.code == 0
-    printed = capsys.readouterr().out
-    _released(json.loads(printed[printed.index("{") :]), tmp_path / "rel")
+    release = exported["release"]
+    assert release["status"] == 0
+    _released(release["report"], release["out"], name="tiny", version=3)
 
 
 @pytest.mark.slow
