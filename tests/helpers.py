@@ -284,3 +284,12 @@ def functions_run_eagerly():
         yield
     finally:
         tf.config.run_functions_eagerly(before)
+
+
+# Test-only, added to FAST_XLA_FLAGS: XLA's older CPU code generator (no fusion emitters) and
+# runtime (no thunks) compile a tiny JAX step about twice as fast again (measured 2026-11-29,
+# jax 0.10.2: the tiny pretrainer's loss and gradients 8.4 -> 3.0 CPU-s, its fit step
+# 11.3 -> 5.0); the numbers agree with TensorFlow's within float32 rounding all the same.
+FASTER_XLA_FLAGS = (
+    f"{FAST_XLA_FLAGS} --xla_cpu_use_fusion_emitters=false --xla_cpu_use_thunk_runtime=false"
+)
