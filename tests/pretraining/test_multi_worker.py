@@ -127,90 +127,35 @@ def test_a_lost_worker_stops_the_survivor_and_a_relaunch_resumes_exactly(tmp_pat
     assert all(np.array_equal(a[k], b[k]) for k in a)
 
 
-# The default suite's form: one pair of `electra-tf pretrain` workers
-# (`multi_worker_cli_runs.py`, each saving its weights) runs the uninterrupted run and then,
-# in the same processes, the same command into another folder, whose second worker is killed:
-# the uninterrupted run serves both properties, as the two workers that must agree and as the
-# reference of the killed-and-relaunched run. 4 processes, was 6. (Not eagerly: with
-# `tf.config.run_functions_eagerly` the lost worker surfaces in a `CollectiveBcastSend` of
-# its own, a traceback and exit 1, not the run's one sentence.)
+# The default suite's form: one uninterrupted pair of `electra-tf pretrain` workers (each
+# saving its weights, `multi_worker_cli_job.py`) serves both properties, as the reference of
+# the killed-and-relaunched pair and as the two workers that must agree; 4 processes, was 6.
 QUICK_STEPS, QUICK_KILL_AFTER = 6, 2
 
 
-def _launch_runs(data, cluster, index, runs):
-    """One worker of `runs` (`[(weights_out, run_folder), ...]`), one after the other in one
-    process (`multi_worker_cli_runs.py`): its Popen object."""
-    env = dict(
-        os.environ,
-        TF_CPP_MIN_LOG_LEVEL="3",
-        TF_CONFIG=json.dumps({"cluster": cluster, "task": {"type": "worker", "index": index}}),
-    )
-    command = [sys.executable, os.path.join(HERE, "multi_worker_cli_runs.py")]
-    for number, (out, run) in enumerate(runs):
-        command += ["--"] if number else []
-        command += [
-            str(out), "--recipe", "tiny", "--data", data, "--output-dir", str(run),
-            "--strategy", "multi_worker", "--steps", str(QUICK_STEPS), "--batch-size", "8",
-            "--verbose", "0", *SMALL,
-        ]  # fmt: skip
-    return subprocess.Popen(
-        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-
-
-def _pair(data, runs):
-    """Two workers of `runs` (`[(folder, [weights_out of worker 0, of worker 1]), ...]`) on
-    fresh ports: their Popen objects."""
+def _pair(data, run, outs):
+    """Two workers of one run on fresh ports: their Popen objects."""
     cluster = {"worker": [f"127.0.0.1:{p}" for p in free_ports(2)]}
-    return [
-        _launch_runs(data, cluster, index, [(outs[index], run) for run, outs in runs])
-        for index in range(2)
-    ]
+    return [_launch(data, run, cluster, i, QUICK_STEPS, out) for i, out in enumerate(outs)]
 
 
 @pytest.fixture(scope="module")
 def straight_pair(tmp_path_factory):
-    """Two workers that run QUICK_STEPS uninterrupted, then the same command into
-    `interrupted`, whose second worker is killed after checkpoint QUICK_KILL_AFTER: a dict of
-    the data, both run folders, the uninterrupted workers' .npz weight files, and the
-    survivor's status, standard error and seconds from the kill to its exit."""
-    import time
-
+    """An uninterrupted two-worker run of QUICK_STEPS: (data, run folder, both workers'
+    weights as loaded .npz files)."""
     folder = tmp_path_factory.mktemp("multi_worker")
     data = write_packed(folder / "data", n=64, seq=16, shards=2)
-    straight, interrupted = folder / "straight", folder / "interrupted"
-    outs = [folder / f"weights-{i}.npz" for i in range(2)]
-    killed_outs = [folder / f"killed-{i}.npz" for i in range(2)]
-    workers = _pair(data, [(straight, outs), (interrupted, killed_outs)])
-    marker = interrupted / "checkpoints" / f"step-{QUICK_KILL_AFTER:08d}"
-    deadline = time.time() + 600
-    while not marker.exists() and time.time() < deadline:
-        if any(worker.poll() is not None for worker in workers):
-            break  # a worker ended early (the uninterrupted run failed): nothing to kill
-        time.sleep(0.05)
-    workers[1].kill()  # SIGKILL: no goodbye to the chief
-    killed = time.time()
-    _, err = workers[0].communicate(timeout=180)  # the survivor must not hang
-    seconds = time.time() - killed
-    workers[1].communicate()
-    return {
-        "data": data,
-        "straight": straight,
-        "interrupted": interrupted,
-        "outs": outs,
-        "code": workers[0].returncode,
-        "err": err,
-        "seconds": seconds,
-    }
+    run, outs = str(folder / "straight"), [folder / f"weights-{i}.npz" for i in range(2)]
+    for worker in _pair(data, run, outs):
+        _, err = worker.communicate(timeout=600)
+        assert worker.returncode == 0, err[-3000:]
+    return data, run, [np.load(out) for out in outs]
 
 
 def test_two_workers_of_one_pretrain_run_end_on_identical_weights(straight_pair):
     """Default twin of `test_two_workers_train_to_identical_weights` (slow: its own pair of
-    `run_pretraining` workers): the uninterrupted run of the pair of `electra-tf pretrain`
-    workers."""
-    run, outs = straight_pair["straight"], straight_pair["outs"]
-    assert all(out.exists() for out in outs), straight_pair["err"][-3000:]
-    first, second = (np.load(out) for out in outs)
+    `run_pretraining` workers): the uninterrupted pair of `electra-tf pretrain` workers."""
+    _, run, (first, second) = straight_pair
     assert int(first["step"]) == int(second["step"]) == QUICK_STEPS
     names = [k for k in first.files if k != "step"]
     assert len(names) > 40 and sorted(names) == sorted(k for k in second.files if k != "step")
@@ -227,20 +172,31 @@ def test_a_lost_worker_stops_the_survivor_and_a_relaunch_resumes_exactly_quick(
     straight_pair, tmp_path
 ):
     """Default twin of `test_a_lost_worker_stops_the_survivor_and_a_relaunch_resumes_exactly`
-    (slow: fresh workers for each run, 10 steps, killed after checkpoint 4): killed after
-    checkpoint 2 of 6 in the workers that made the uninterrupted run, the relaunched pair
-    compared with it."""
-    code, err, seconds = (straight_pair[k] for k in ("code", "err", "seconds"))
+    (slow: its own uninterrupted pair, 10 steps, killed after checkpoint 4): killed after
+    checkpoint 2 of 6, compared with the shared uninterrupted pair."""
+    import time
+
+    data, straight, _ = straight_pair
+    interrupted = str(tmp_path / "interrupted")
+    outs = [tmp_path / f"weights-{i}.npz" for i in range(2)]
+    workers = _pair(data, interrupted, outs)
+    marker = os.path.join(interrupted, "checkpoints", f"step-{QUICK_KILL_AFTER:08d}")
+    deadline = time.time() + 300
+    while not os.path.exists(marker) and time.time() < deadline:
+        time.sleep(0.05)
+    workers[1].kill()  # SIGKILL: no goodbye to the chief
+    killed = time.time()
+    _, err = workers[0].communicate(timeout=180)  # the survivor must not hang
+    seconds = time.time() - killed
+    workers[1].communicate()
+    code = workers[0].returncode
     assert code == 2 and seconds < 120, (code, seconds, err[-2000:])
     assert "A worker of this multi-worker run was lost at step" in err and "Traceback" not in err
     assert "relaunch every worker" in err
-    interrupted = straight_pair["interrupted"]
-    assert f"step-{QUICK_STEPS:08d}" not in os.listdir(interrupted / "checkpoints")
-    outs = [tmp_path / f"weights-{i}.npz" for i in range(2)]
-    for worker in _pair(straight_pair["data"], [(interrupted, outs)]):  # relaunched: resumes
+    assert f"step-{QUICK_STEPS:08d}" not in os.listdir(os.path.join(interrupted, "checkpoints"))
+    for worker in _pair(data, interrupted, outs):  # relaunched: resumes from the last checkpoint
         _, err = worker.communicate(timeout=600)
         assert worker.returncode == 0, err[-2000:]
-    a = _weights(straight_pair["straight"], QUICK_STEPS)
-    b = _weights(interrupted, QUICK_STEPS)
+    a, b = _weights(straight, QUICK_STEPS), _weights(interrupted, QUICK_STEPS)
     assert a.keys() == b.keys() and len(a) > 40
     assert all(np.array_equal(a[k], b[k]) for k in a)
