@@ -98,6 +98,9 @@ class FinetuneConfig:
     no_answer: str = _field(
         "answerability", "QA 2.0 rule: answerability (logit) or null_score (transformers')"
     )
+    span_head_init: str = _field(
+        "truncated_normal", "QA: start/end kernels' law: truncated_normal (reference) or normal"
+    )
 
     def __post_init__(self):
         if self.batch_size < 1 or self.seeds < 1 or self.max_seq_length < 8:
@@ -120,6 +123,11 @@ class FinetuneConfig:
         if self.no_answer not in ("answerability", "null_score"):
             raise ConfigError(
                 f'no_answer must be "answerability" or "null_score", got {self.no_answer!r}.'
+            )
+        if self.span_head_init not in ("truncated_normal", "normal"):
+            raise ConfigError(
+                'span_head_init must be "truncated_normal" or "normal", got '
+                f"{self.span_head_init!r}."
             )
         if self.no_answer == "null_score" and self.joint_end:
             raise ConfigError(

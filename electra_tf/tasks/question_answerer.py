@@ -107,6 +107,8 @@ class ElectraQuestionAnswerer(TaskModel, ElectraSpanExtractor):
         no_answer: the 2.0 rule, "answerability" (the answerability logit, the reference's)
             or "null_score" (transformers': the best span's score minus the [CLS] null
             score, `squad.null_scores`); either is compared with `threshold`.
+        span_head_init: the start and end kernels' initial law at the encoder's range,
+            "truncated_normal" (the reference's) or "normal" (`BertForQuestionAnswering`'s).
 
     Example:
 
@@ -135,11 +137,12 @@ class ElectraQuestionAnswerer(TaskModel, ElectraSpanExtractor):
         beam_size: int = 20,
         answerable_loss_weight: float = 1.0,
         no_answer: str = "answerability",
+        span_head_init: str = "truncated_normal",
         name="electra_question_answerer",
         **kwargs,
     ):
         super().__init__(encoder, joint_end=bool(joint_end), beam_size=int(beam_size), name=name,
-                         **kwargs)  # fmt: skip
+                         span_head_init=span_head_init, **kwargs)  # fmt: skip
         self.preprocessor = preprocessor
         self.version_2 = bool(version_2)
         self.threshold = keras.Variable(
@@ -277,6 +280,7 @@ class ElectraQuestionAnswerer(TaskModel, ElectraSpanExtractor):
             "beam_size": self.beam_size,
             "answerable_loss_weight": self.answerable_loss_weight,
             "no_answer": self.no_answer,
+            "span_head_init": self.span_head_init,
         }
 
     @classmethod

@@ -10,9 +10,18 @@ from electra_tf.models.encoder import ElectraEncoder
 __all__ = ["ElectraSpanExtractor"]
 
 
-def _initializer(encoder):
+SPAN_HEAD_INITS = ("truncated_normal", "normal")
+
+
+def _initializer(encoder, law: str = "truncated_normal"):
     """A new initializer (Keras gives an unseeded instance's same values at every call, so
-    heads that shared one started equal: the start and end scorers were the same layer)."""
+    heads that shared one started equal: the start and end scorers were the same layer).
+    `law`: "truncated_normal" (the reference code's, cut at 2 stddev) or "normal"
+    (transformers' `BertForQuestionAnswering`), both at the encoder's initializer range."""
+    if law not in SPAN_HEAD_INITS:
+        raise ValueError(f'span_head_init must be "truncated_normal" or "normal", got {law!r}.')
+    if law == "normal":
+        return keras.initializers.RandomNormal(stddev=encoder.initializer_range)
     return keras.initializers.TruncatedNormal(stddev=encoder.initializer_range)
 
 
@@ -42,6 +51,7 @@ class ElectraSpanExtractor(keras.Model):
         encoder: ElectraEncoder,
         joint_end: bool = False,
         beam_size: int = 20,
+        span_head_init: str = "truncated_normal",
         name="electra_span_extractor",
         **kwargs,
     ):
@@ -49,8 +59,9 @@ class ElectraSpanExtractor(keras.Model):
         self.encoder = encoder
         self.joint_end = joint_end
         self.beam_size = beam_size
+        self.span_head_init = span_head_init
         self.start_dense = keras.layers.Dense(
-            1, kernel_initializer=_initializer(encoder), name="task_specific_start"
+            1, kernel_initializer=_initializer(encoder, span_head_init), name="task_specific_start"
         )
         if joint_end:
             self.end_hidden = keras.layers.Dense(
@@ -60,7 +71,7 @@ class ElectraSpanExtractor(keras.Model):
                 name="task_specific_end_hidden",
             )
         self.end_dense = keras.layers.Dense(
-            1, kernel_initializer=_initializer(encoder), name="task_specific_end"
+            1, kernel_initializer=_initializer(encoder, span_head_init), name="task_specific_end"
         )
         self.answer_hidden = keras.layers.Dense(
             encoder.hidden_dim,
@@ -129,6 +140,7 @@ class ElectraSpanExtractor(keras.Model):
             "encoder": keras.saving.serialize_keras_object(self.encoder),
             "joint_end": self.joint_end,
             "beam_size": self.beam_size,
+            "span_head_init": self.span_head_init,
         }
 
     @classmethod

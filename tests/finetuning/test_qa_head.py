@@ -154,3 +154,26 @@ def test_a_run_trains_and_keeps_the_transformers_style_head(tmp_path):
     model.no_answer = "answerability"  # the untrained head's logit: another threshold
     other, _ = squad.best_threshold(model.answer_details(examples), references)
     assert abs(other - threshold) > 1e-3
+
+
+@pytest.mark.parametrize("law", ["truncated_normal", "normal"])
+def test_the_span_head_init_law_is_the_one_asked_for(tmp_path, law):
+    """`span_head_init`: the reference's truncated normal (nothing beyond 2 stddev, so its
+    spread is 0.88 stddev) or `BertForQuestionAnswering`'s plain normal, at the encoder's
+    initializer range; the choice survives Keras saving and reaches the model from a config."""
+    model = _model(span_head_init=law)
+    stddev = model.encoder.initializer_range
+    for dense in (model.start_dense, model.end_dense):
+        draw = keras.ops.convert_to_numpy(dense.kernel_initializer((40_000, 1))).ravel()
+        if law == "normal":
+            assert draw.std() == pytest.approx(stddev, rel=0.02)
+            assert np.abs(draw).max() > 3 * stddev  # about 100 of 40,000 beyond 3 stddev
+        else:
+            assert draw.std() == pytest.approx(0.8796 * stddev, rel=0.02)
+            assert np.abs(draw).max() <= 2 * stddev
+    model.save(tmp_path / "qa.keras")
+    assert keras.saving.load_model(tmp_path / "qa.keras").span_head_init == law
+    assert FinetuneConfig().override(f"span_head_init={law}").span_head_init == law
+    with pytest.raises(ConfigError, match="span_head_init must be \"truncated_normal\" or "
+                       "\"normal\", got 'uniform'"):  # fmt: skip
+        FinetuneConfig(span_head_init="uniform")

@@ -130,6 +130,7 @@ class QuestionAnswering(Kind):
             max_answer_length=config.max_answer_length, dropout=config.dropout,
             joint_end=config.joint_end, beam_size=config.beam_size,
             answerable_loss_weight=config.answerable_loss_weight, no_answer=config.no_answer,
+            span_head_init=config.span_head_init,
         )  # fmt: skip
         model.build()
         self._windows.clear()
