@@ -28,6 +28,10 @@ def _digest_request(request: dict) -> str:
     return hashlib.sha256(json.dumps(request, sort_keys=True).encode()).hexdigest()[:16]
 
 
+# Settings only question answering reads (the standard defaults changed them on 2026-11-29).
+QA_HEAD = ("answerable_loss_weight", "no_answer", "span_head_init")
+
+
 def _as_recorded(found: dict, request: dict) -> dict:
     """`request` without the settings and columns that `found` (a run started by an older
     version) did not record yet and that are at their defaults: an upgrade resumes."""
@@ -45,14 +49,25 @@ def _as_recorded(found: dict, request: dict) -> dict:
     if isinstance(found.get("config"), dict) and isinstance(same.get("config"), dict):
         if "defaults" not in found["config"]:  # recorded before the choice: compare the values
             same["config"] = {k: v for k, v in same["config"].items() if k != "defaults"}
+        if "span_head_init" not in found["config"]:  # recorded when its law was the only one
+            if same["config"].get("span_head_init") == "truncated_normal":
+                same["config"] = {k: v for k, v in same["config"].items() if k != "span_head_init"}
+        if request.get("kind") != "question_answering":  # QA's head settings change nothing
+            same["config"] = {k: v for k, v in same["config"].items() if k not in QA_HEAD}
+            same["config"].update({k: found["config"][k] for k in QA_HEAD if k in found["config"]})
     return same
 
 
 def _upgrade_hint(found: dict, differing: list) -> str:
-    """What resumes a run recorded before the standard defaults, when its settings differ."""
+    """What resumes a run recorded before the standard defaults (or, for question answering,
+    before their transformers-style head), when its settings differ."""
     config = found.get("config")
     if "config" in differing and isinstance(config, dict) and "defaults" not in config:
         return " (a run started before the standard defaults resumes with --defaults paper)"
+    if "config" in differing and isinstance(config, dict) and "span_head_init" not in config:
+        return (" (a question-answering run started before the standard defaults took "
+                "transformers' head resumes with --answerable-loss-weight 1 --no-answer "
+                "answerability)")  # fmt: skip
     return ""
 
 

@@ -33,6 +33,14 @@ __all__ = [
 PAPER_LEARNING_RATE = {"tiny": 1e-3, "small": 3e-4, "base": 1e-4, "large": 5e-5}
 PAPER_LAYERWISE_DECAY = {"tiny": 0.8, "small": 0.8, "base": 0.8, "large": 0.9}
 
+# The reference code's QA 2.0 head: an answerability loss and logit on [CLS]; the joint head
+# (`joint_end`) takes it under either recipe, as transformers' rule needs the plain head.
+REFERENCE_QA_HEAD = {
+    "answerable_loss_weight": 1.0,
+    "no_answer": "answerability",
+    "span_head_init": "truncated_normal",
+}
+
 # What each recipe gives the settings left unset (layer-wise decay None: the paper's by size).
 RECIPES = {
     "standard": {
@@ -40,12 +48,17 @@ RECIPES = {
         "group_by_length": False,
         "warmup_fraction": 0.0,
         "adam_epsilon": 1e-8,
+        # QA: BertForQuestionAnswering's head (docs/results/question-answering.md).
+        "answerable_loss_weight": 0.0,
+        "no_answer": "null_score",
+        "span_head_init": "truncated_normal",
     },
     "paper": {
         "layerwise_decay": None,
         "group_by_length": True,
         "warmup_fraction": 0.1,
         "adam_epsilon": 1e-6,
+        **REFERENCE_QA_HEAD,
     },
 }
 
@@ -94,12 +107,14 @@ class FinetuneConfig:
     n_best: int = _field(20, "QA: candidate starts and ends per window")
     joint_end: bool = _field(False, "QA: the reference's end-given-start head")
     beam_size: int = _field(20, "QA joint head: starts kept")
-    answerable_loss_weight: float = _field(1.0, "QA 2.0: answerability loss weight; 0: spans only")
-    no_answer: str = _field(
-        "answerability", "QA 2.0 rule: answerability (logit) or null_score (transformers')"
+    answerable_loss_weight: float | None = _field(
+        None, "QA 2.0: answerability loss weight; 0: spans only"
     )
-    span_head_init: str = _field(
-        "truncated_normal", "QA: start/end kernels' law: truncated_normal (reference) or normal"
+    no_answer: str | None = _field(
+        None, "QA 2.0 rule: answerability (logit) or null_score (transformers')"
+    )
+    span_head_init: str | None = _field(
+        None, "QA: start/end kernels' law: truncated_normal (reference) or normal"
     )
 
     def __post_init__(self):
@@ -116,15 +131,15 @@ class FinetuneConfig:
             raise ConfigError(f'pad_to must be "longest" or "max", got {self.pad_to!r}.')
         if self.layerwise_decay < 0 or self.layerwise_decay > 1:
             raise ConfigError(f"layerwise_decay must be in [0, 1], got {self.layerwise_decay}.")
-        if self.answerable_loss_weight < 0:
+        if self.answerable_loss_weight is not None and self.answerable_loss_weight < 0:
             raise ConfigError(
                 f"answerable_loss_weight must be >= 0, got {self.answerable_loss_weight}."
             )
-        if self.no_answer not in ("answerability", "null_score"):
+        if self.no_answer not in (None, "answerability", "null_score"):
             raise ConfigError(
                 f'no_answer must be "answerability" or "null_score", got {self.no_answer!r}.'
             )
-        if self.span_head_init not in ("truncated_normal", "normal"):
+        if self.span_head_init not in (None, "truncated_normal", "normal"):
             raise ConfigError(
                 'span_head_init must be "truncated_normal" or "normal", got '
                 f"{self.span_head_init!r}."
@@ -143,6 +158,8 @@ class FinetuneConfig:
         the `defaults` recipe, and the learning rate from the paper's per size in both."""
         size = size_of(hidden_dim)
         recipe = RECIPES[self.defaults]
+        if self.joint_end:
+            recipe = {**recipe, **REFERENCE_QA_HEAD}
         unset = {
             name: value
             for name, value in recipe.items()

@@ -97,3 +97,38 @@ def test_a_run_recorded_before_the_defaults_choice_resumes_with_the_paper_defaul
         check_request(tmp_path, request(FinetuneConfig()))
     check_request(tmp_path, request(FinetuneConfig(defaults="paper")))  # resumes
     assert json.loads((tmp_path / "request.json").read_text())["digest"] == "older-version"
+
+
+def test_runs_recorded_before_the_standard_qa_head_resume(tmp_path):
+    """The standard defaults' QA head changed (2026-11-29): a run recorded before it with the
+    reference's head resumes unchanged when it is not question answering (those settings
+    change nothing there); a question-answering one is told the flags that resume it."""
+    import dataclasses
+    import json
+
+    from electra_tf.finetuning.request import check_request
+
+    def request(config, kind, drop=False):
+        settings = dataclasses.asdict(config.resolved(384, 3))
+        settings = {k: v for k, v in settings.items() if k != "seeds"}
+        if drop:  # as the older version recorded: the reference's head, no span_head_init
+            settings.update(answerable_loss_weight=1.0, no_answer="answerability")
+            del settings["span_head_init"]
+        return {"task": "mine", "kind": kind, "config": settings}
+
+    for kind in ("text_classification", "question_answering"):
+        folder = tmp_path / kind
+        (folder / "seeds").mkdir(parents=True)
+        (folder / "seeds" / "work").write_text("a finished epoch")
+        old = request(FinetuneConfig(), kind, drop=True)
+        (folder / "request.json").write_text(json.dumps({**old, "digest": "older-version"}))
+        if kind == "question_answering":
+            with pytest.raises(ConfigError, match=r"its config differ\) \(a question-answering "
+                               r"run .* resumes with --answerable-loss-weight 1 --no-answer "
+                               r"answerability\); choose another"):  # fmt: skip
+                check_request(folder, request(FinetuneConfig(), kind))
+            asked = FinetuneConfig(answerable_loss_weight=1.0, no_answer="answerability")
+            check_request(folder, request(asked, kind))  # resumes with the flags
+        else:
+            check_request(folder, request(FinetuneConfig(), kind))  # resumes as it is
+        assert json.loads((folder / "request.json").read_text())["digest"] == "older-version"

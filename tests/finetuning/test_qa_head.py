@@ -109,8 +109,24 @@ def test_bad_head_settings_are_one_sentence():
         _model(no_answer="nul")
     config = FinetuneConfig().override("no_answer=null_score", "answerable_loss_weight=0")
     assert (config.no_answer, config.answerable_loss_weight) == ("null_score", 0.0)
-    assert (FinetuneConfig().no_answer, FinetuneConfig().answerable_loss_weight) == (
-        "answerability", 1.0)  # fmt: skip
+
+
+def test_each_recipe_gives_its_qa_head_and_the_joint_head_keeps_the_reference():
+    """Unset, the QA head comes from the defaults: standard, BertForQuestionAnswering's (span
+    loss only, the null-score rule); paper, the reference code's; the joint end head takes
+    the reference's under either, and a setting given is kept."""
+
+    def head(config):
+        config = config.resolved(256, 2)
+        return config.answerable_loss_weight, config.no_answer, config.span_head_init
+
+    assert FinetuneConfig().no_answer is None  # unset until resolved
+    standard = head(FinetuneConfig())
+    assert standard[:2] == (0.0, "null_score")
+    assert head(FinetuneConfig(defaults="paper")) == (1.0, "answerability", "truncated_normal")
+    assert head(FinetuneConfig(joint_end=True)) == (1.0, "answerability", "truncated_normal")
+    assert head(FinetuneConfig(answerable_loss_weight=0.5)) == (0.5, *standard[1:])
+    assert head(FinetuneConfig(defaults="paper", no_answer="null_score"))[1] == "null_score"
 
 
 @pytest.mark.slow
