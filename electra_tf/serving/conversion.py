@@ -35,16 +35,17 @@ __all__ = [
     "hugging_face_name",
     "hugging_face_config",
     "with_vocabulary",
+    "vocabulary_for",
     "hugging_face_vocabulary",
     "import_weights",
     "HUGGING_FACE_TYPES",
 ]
 
 
-def with_vocabulary(model, vocab_file, lower_case: bool | None = None):
-    """`model` rebuilt with a config that records `vocab_file`, its special ids and casing."""
-    from electra_tf.data.vocabulary import read_vocabulary, special_ids
-    from electra_tf.pretraining.pretrainer import ElectraPretrainer
+def vocabulary_for(model, vocab_file) -> list[str]:
+    """The tokens of `vocab_file`, refused in one sentence unless they are as many as the
+    rows of `model`'s embeddings."""
+    from electra_tf.data.vocabulary import read_vocabulary
 
     tokens = read_vocabulary(vocab_file)
     if len(tokens) != model.config.model.vocabulary_size:
@@ -52,6 +53,15 @@ def with_vocabulary(model, vocab_file, lower_case: bool | None = None):
             f"{vocab_file} holds {len(tokens)} tokens but the weights' vocabulary has "
             f"{model.config.model.vocabulary_size}; give the vocabulary they were trained with."
         )
+    return tokens
+
+
+def with_vocabulary(model, vocab_file, lower_case: bool | None = None):
+    """`model` rebuilt with a config that records `vocab_file`, its special ids and casing."""
+    from electra_tf.data.vocabulary import special_ids
+    from electra_tf.pretraining.pretrainer import ElectraPretrainer
+
+    tokens = vocabulary_for(model, vocab_file)
     data = {"vocab_file": str(vocab_file), **{f"{k}_id": v for k, v in special_ids(tokens).items()}}
     if lower_case is not None:
         data["lower_case"] = bool(lower_case)

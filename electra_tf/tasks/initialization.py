@@ -144,26 +144,38 @@ def source_kind(spec: str) -> str:
     )
 
 
-def _pretrainer_of(spec: str, kind: str, vocab_file=None):
-    """The `ElectraPretrainer` of a source that holds one, its config recording a vocabulary."""
+def _imported(spec: str, kind: str, vocab_file=None):
+    """(the `ElectraPretrainer` of released weights, its checked vocabulary, its casing or
+    None): a Hugging Face folder or a reference TF1 checkpoint."""
     from electra_tf.serving.conversion import (
         hugging_face_vocabulary,
         import_hugging_face,
         import_reference_checkpoint,
-        with_vocabulary,
+        vocabulary_for,
     )
+
+    if kind == "hugging_face":
+        model = import_hugging_face(Path(spec))
+        found, lower = hugging_face_vocabulary(Path(spec))
+        vocab = _need_vocab(vocab_file or found, spec)
+    else:
+        model = import_reference_checkpoint(str(spec).removesuffix(".index"))
+        vocab, lower = _need_vocab(vocab_file, spec), None
+    vocabulary_for(model, vocab)
+    return model, vocab, lower
+
+
+def _pretrainer_of(spec: str, kind: str, vocab_file=None):
+    """The `ElectraPretrainer` of a source that holds one, its config recording a vocabulary."""
+    from electra_tf.serving.conversion import with_vocabulary
 
     if kind == "checkpoint":
         from electra_tf.pretraining.checkpoint import load_pretrainer
 
         model = load_pretrainer(spec)
         return with_vocabulary(model, vocab_file) if vocab_file else model
-    if kind == "hugging_face":
-        model = import_hugging_face(Path(spec))
-        found, lower = hugging_face_vocabulary(Path(spec))
-        return with_vocabulary(model, _need_vocab(vocab_file or found, spec), lower)
-    model = import_reference_checkpoint(str(spec).removesuffix(".index"))
-    return with_vocabulary(model, _need_vocab(vocab_file, spec))
+    model, vocab, lower = _imported(spec, kind, vocab_file)
+    return with_vocabulary(model, vocab, lower)
 
 
 def load_warm_start(spec: str, vocab_file: str | None = None):
@@ -250,6 +262,10 @@ def load_initialization(spec: str, vocab_file: str | None = None) -> Initializat
         encoder = read_keras_hub_preset(path)
         vocab = vocab_file or next(iter(path.glob("assets/tokenizer/vocabulary.txt")), None)
         return Initialization.from_encoder(spec, encoder, _need_vocab(vocab, spec))
+    if kind in ("hugging_face", "reference"):  # the imported encoder, not rebuilt
+        model, vocab, lower = _imported(spec, kind, vocab_file)
+        lower = model.config.data.lower_case if lower is None else lower
+        return Initialization.from_encoder(spec, model.discriminator.encoder, vocab, lower)
     model = _pretrainer_of(spec, kind, vocab_file)
     data = model.config.data
     return Initialization.from_encoder(

@@ -16,6 +16,7 @@ def test_initialization_sources_agree(tmp_path):
     from electra_tf.serving.conversion import export_hugging_face
     from electra_tf.serving.hub import export_hub
     from electra_tf.serving.keras_hub_preset import write_keras_hub_preset
+    from electra_tf.serving.reference_checkpoint import export_reference_checkpoint
     from electra_tf.serving.saved_model import export_for_serving
 
     vocab = write_vocabulary(
@@ -27,6 +28,7 @@ def test_initialization_sources_agree(tmp_path):
     export_hub(model, tmp_path / "hub", vocab_file=vocab, with_mlm=False)
     write_keras_hub_preset(model, tmp_path / "preset", vocab_file=vocab)
     hf = export_hugging_face(model, tmp_path / "hf")
+    ckpt = export_reference_checkpoint(model, tmp_path / "ref" / "model.ckpt-1")
     expected = [w.numpy() for w in model.discriminator.encoder.weights]
     sources = [
         tmp_path / "run",
@@ -34,12 +36,21 @@ def test_initialization_sources_agree(tmp_path):
         tmp_path / "hub" / "encoder",
         tmp_path / "preset",
         hf["discriminator"],
-    ]
+    ]  # (a TF1 checkpoint records no head count: tests/serving/test_conversion.py)
+    run = load_initialization(str(tmp_path / "run"))
     for source in sources:
         init = load_initialization(str(source), vocab_file=str(vocab))
         assert len(init.weights) == len(expected), source
         for got, want in zip(init.weights, expected):
             np.testing.assert_allclose(got, want, atol=1e-6, err_msg=str(source))
+        assert init.encoder_config == run.encoder_config, source
+        assert (init.vocab_file, init.lower_case) == (str(vocab), run.lower_case), source
+    # Released weights are read without rebuilding them; a vocabulary of another size is
+    # still refused in one sentence.
+    short = write_vocabulary(list(SPECIAL_TOKENS) + ["w0"], tmp_path / "short.txt")
+    for source in (hf["discriminator"], ckpt):
+        with pytest.raises(ConfigError, match="holds 6 tokens but the weights' vocabulary has 64"):
+            load_initialization(str(source), vocab_file=str(short))
     scratch = load_initialization("scratch:tiny", vocab_file=str(vocab))
     assert scratch.weights is None and scratch.encoder_config["vocabulary_size"] == 64
     with pytest.raises(ConfigError, match="needs a vocabulary"):
