@@ -12,3 +12,12 @@ if [ "$1" = s2 ]; then
   run arm_L_s2 2 --set layerwise_decay=0.8
   run arm_W_s2 2 --set warmup_fraction=0.1
 fi
+# added 2026-11-29 11:48 UTC on the Intel machine: a check, then seed 2 of E and G, seed 3 of all.
+if [ "$1" = s3 ]; then
+  run arm_G_s1_check 1 --set group_by_length=true
+  run arm_E_s2 2 --set adam_epsilon=1e-6
+  run arm_G_s2 2 --set group_by_length=true
+  for arm in "L layerwise_decay=0.8" "W warmup_fraction=0.1" "E adam_epsilon=1e-6" "G group_by_length=true"; do
+    set -- $arm; run arm_$1_s3 3 --set $2; set -- s3
+  done
+fi
