@@ -12,7 +12,7 @@ if [ "$1" = s2 ]; then
   run arm_L_s2 2 --set layerwise_decay=0.8
   run arm_W_s2 2 --set warmup_fraction=0.1
 fi
-# added 2026-11-29 11:48 UTC on the Intel machine: a check, then seed 2 of E and G, seed 3 of all.
+# added 2026-11-29 11:45 UTC on the Intel machine: a check, then seed 2 of E and G, seed 3 of all.
 if [ "$1" = s3 ]; then
   run arm_G_s1_check 1 --set group_by_length=true
   run arm_E_s2 2 --set adam_epsilon=1e-6
