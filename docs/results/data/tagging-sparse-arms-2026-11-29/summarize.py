@@ -21,13 +21,28 @@ print("| arm | seed | dev F1 after epochs 1 / 2 / 3 | test F1 | seconds | by the
 print("|---|---|---|---|---|---|")
 recorded = {r["name"]: r for r in rows(RECORDED) if r.get("side") == "ours"}
 for name, label in (("ours_std", "B: standard (recorded)"), ("ours_paper", "C: paper (recorded)")):
-    for seed in (1, 2):
+    for seed in (1, 2, 3):
         if f"{name}_s{seed}" in recorded:
             print(line(label, recorded[f"{name}_s{seed}"]))
+seen, by_arm = set(), {}
 for r in rows(HERE / "results.jsonl"):
     arm = r["name"].split("_")[1]
     symptom = "all O after epoch 1" if r["history"][0]["f1"] == 0 else ""
     cost = "below the bar" if r["test_f1"] < BAR else ""
     label = f"{arm}: standard + {r['extra'].replace('--set ', '')}"
+    if r["name"] in seen:  # a rerun on another machine (RULE.md's check): not counted twice
+        label += " (rerun, Intel: the check)"
+    else:
+        by_arm.setdefault(arm, {})[r["seed"]] = r["test_f1"]
+    seen.add(r["name"])
     print(line(label, r, "; ".join(x for x in (symptom, cost) if x)))
 print(f"\nbar (RULE.md): test F1 below {BAR:.3f} costs accuracy; dev F1 0.000 after epoch 1 is C's symptom")
+base = {r["seed"]: r["test_f1"] for n, r in recorded.items() if n.startswith("ours_std_s")}
+print("\n| arm | seeds | test F1 mean | arm - B by seed | mean (SE) |\n|---|---|---|---|---|")
+for arm, runs in sorted(by_arm.items()):
+    seeds = sorted(runs)
+    diffs = [runs[k] - base[k] for k in seeds if k in base]
+    mean = sum(diffs) / len(diffs)
+    se = (sum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1) / len(diffs)) ** 0.5 if len(diffs) > 1 else float("nan")
+    print(f"| {arm} | {seeds} | {sum(runs.values()) / len(runs):.3f} | "
+          + ", ".join(f"{d:+.3f}" for d in diffs) + f" | {mean:+.3f} ({se:.3f}) |")
