@@ -164,9 +164,14 @@ def _knock(server: socket.socket, others: int, left: float):
     server.settimeout(left)
     connection = server.accept()[0]
     connection.settimeout(min(left, 10.0))
-    try:
-        said = connection.recv(16)
-        index = int(said.split(b"\n")[0]) if said.endswith(b"\n") else 0
+    said = b""
+    try:  # its index line alone: what follows (a "fail" sent at once) is the watch's to read
+        while not said.endswith(b"\n") and len(said) < 16:
+            byte = connection.recv(1)
+            if not byte:
+                break
+            said += byte
+        index = int(said[:-1]) if said.endswith(b"\n") else 0
     except (OSError, ValueError):
         index = 0
     if not 1 <= index <= others:

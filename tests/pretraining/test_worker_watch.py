@@ -123,9 +123,9 @@ def test_a_peer_that_finished_is_let_go_and_one_that_failed_stops_the_others_lat
         stop, heard, event = _recorder()
         watch = worker_watch.Watch({1: here}, 0, 2, 0.5, stop=stop).start()
         watch.step = 3
+        started = time.monotonic()  # before the message: the watch may read it at once
         there.sendall(said)
         there.close()
-        started = time.monotonic()
         if said == b"done\n":
             assert not event.wait(1.5) and heard == []
             with worker_watch.training(watch):  # this one finishes too: it stops watching
@@ -144,10 +144,24 @@ def test_a_peer_that_finished_is_let_go_and_one_that_failed_stops_the_others_lat
 def test_a_worker_that_leaves_without_training_says_so_and_is_not_lost():
     peers, (child,) = _workers(2, wait=0)
     stop, heard, event = _recorder()
+    started = time.monotonic()  # before the watch: it may read the child's "fail" at once
     worker_watch.Watch(peers, 0, 2, 1.0, stop=stop).start()
-    started = time.monotonic()
     _, err = child.communicate(timeout=30)
     assert child.returncode == 0 and err == ""
-    assert event.wait(10) and heard[0][1] - started >= 1.0  # "fail": a wait, not a loss
+    assert event.wait(10) and heard[0][1] - started >= 1.0, heard  # "fail": a wait, not a loss
     assert heard[0][0].startswith("Process 1 of this multi-worker run stopped with an error")
     peers[1].close()
+
+
+def test_the_coordinator_reads_only_the_index_line_of_a_knock():
+    """A worker that fails at once sends its index and "fail" together: process 0 must take
+    the index and leave "fail" to the watch (it had read 16 bytes and dropped the rest, so the
+    watch saw a closed connection and called a failed worker lost)."""
+    server = socket.create_server(("127.0.0.1", 0))
+    with server, socket.create_connection(server.getsockname()) as worker:
+        worker.sendall(b"1\nfail\n")
+        index, connection = jax_cluster._knock(server, 1, 10.0)
+        with connection:
+            assert index == 1
+            connection.settimeout(5)  # the old reading left nothing: a timeout, not a hang
+            assert connection.recv(16) == b"fail\n"
