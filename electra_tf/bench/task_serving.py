@@ -9,6 +9,8 @@
 - `saved_model_xla`: the same with its encoder and head compiled by XLA (`export --xla`);
   its warm-up also calls every timed text and batch once, so that XLA's compilations (one
   per new `[batch, length]`) fall there, as after TF Serving's warm-up (`warmup_s`);
+- `saved_model_bf16`: the same with its encoder in bfloat16 from 256 real tokens a call
+  (`export --bfloat16`; for CPUs with AMX or AVX512_BF16);
 - `litert`, `litert_int8`: its LiteRT export, float32 and dynamic-range int8;
 - `onnxruntime`, `onnxruntime_int8`: the same weights as a PyTorch module (Hugging Face's
   `ElectraModel` and a linear layer on [CLS], checked equal to the Keras model),
@@ -40,8 +42,8 @@ import numpy as np
 __all__ = ["TaskServingOptions", "IMPLS", "build", "run_once", "compare", "summarize"]
 
 IMPLS = (
-    "saved_model", "saved_model_xla", "litert", "litert_int8", "onnxruntime", "onnxruntime_int8",
-    "pipeline",
+    "saved_model", "saved_model_xla", "saved_model_bf16", "litert", "litert_int8", "onnxruntime",
+    "onnxruntime_int8", "pipeline",
 )  # fmt: skip
 
 
@@ -133,7 +135,7 @@ def build(run, work, log=print) -> dict:
     seq = model.preprocessor.sequence_length
     log("[bench] SavedModel and LiteRT exports")
     export_finetuned(model, info, work / "saved_model", model_name="m")
-    export_finetuned(model, info, work / "saved_model_xla", model_name="m", jit_compile=True)
+    _export_variants(model, info, work)
     for impl, quantize in (("litert", None), ("litert_int8", "int8")):
         export_litert(model, info, work / impl, model_name="m", quantize=quantize)
     log("[bench] PyTorch module, ONNX and int8 ONNX")
@@ -165,19 +167,30 @@ def build(run, work, log=print) -> dict:
     return record
 
 
-def _export_xla(run, work: Path) -> None:
-    """`saved_model_xla` into a work folder that lacks it."""
-    from electra_tf.tasks.export import export_finetuned
+def _export_variants(model, info, work: Path, only=("saved_model_xla", "saved_model_bf16")):
+    """`saved_model_xla` and `saved_model_bf16` (those in `only`) into `work`."""
+    from electra_tf.tasks.export import BFLOAT16_ROWS, export_finetuned
+
+    settings = {"saved_model_xla": {"jit_compile": True},
+                "saved_model_bf16": {"bfloat16_rows": BFLOAT16_ROWS}}  # fmt: skip
+    for impl in only:
+        export_finetuned(model, info, work / impl, model_name="m", **settings[impl])
+
+
+def _export_missing(run, work: Path, impls) -> None:
+    """The SavedModel variants among `impls` that a work folder built before them lacks."""
     from electra_tf.tasks.model_folder import load_finetuned
 
-    model, info = load_finetuned(run)
-    export_finetuned(model, info, work / "saved_model_xla", model_name="m", jit_compile=True)
+    missing = [i for i in ("saved_model_xla", "saved_model_bf16") if i in impls]
+    missing = [i for i in missing if not (work / i).exists()]
+    if missing:
+        _export_variants(*load_finetuned(run), work, only=missing)
 
 
 def _runtime(options: TaskServingOptions, work: Path, meta: dict):
     """A callable: list of texts -> list of label names."""
     impl, threads = options.impl, options.threads
-    if impl in ("saved_model", "saved_model_xla", "litert", "litert_int8"):
+    if impl in ("saved_model", "saved_model_xla", "saved_model_bf16", "litert", "litert_int8"):
         import tensorflow as tf
 
         tf.config.threading.set_intra_op_parallelism_threads(threads)
@@ -393,8 +406,7 @@ def run_from_args(args, emit=print) -> list:
         threads=args.threads, warmup=args.warmup,
     )  # fmt: skip
     impls = [i for i in args.impls.split(",") if i] or list(IMPLS)
-    if "saved_model_xla" in impls and not (work / "saved_model_xla").exists():
-        _export_xla(args.run, work)  # a work folder built before this runtime existed
+    _export_missing(args.run, work, impls)  # a work folder built before these runtimes
     return compare(options, impls, args.rounds, args.out, emit=emit)
 
 

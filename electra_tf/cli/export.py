@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from electra_tf.cli.common import print_json
 
 __all__ = ["add_parser"]
@@ -68,6 +70,13 @@ def add_parser(subparsers) -> None:
         "shape compiles once; TF Serving needs --xla_cpu_compilation_enabled=true)",
     )
     parser.add_argument(
+        "--bfloat16",
+        action="store_true",
+        help="a fine-tuned run's SavedModel: run the encoder in bfloat16 for calls of at least "
+        "256 real tokens (faster on CPUs with AMX or AVX512_BF16; slower elsewhere; labels may "
+        "change where two scores are within about 1%%)",
+    )
+    parser.add_argument(
         "--kernel-layout",
         choices=["auto", "transposed", "plain"],
         help="serving and all: store ELECTRA-Small's 256->1024 feed-forward kernels transposed "
@@ -123,12 +132,28 @@ def _export_finetuned(args) -> int:
     model, info = load_finetuned(args.checkpoint)
     _refuse_unused(args, model)
     if args.format == "litert":
-        if args.xla:
-            raise ConfigError(
-                "--xla applies to the SavedModel (--format serving); a LiteRT flatbuffer runs "
-                "without XLA; drop it."
-            )
+        for flag, given in (("--xla", args.xla), ("--bfloat16", args.bfloat16)):
+            if given:
+                raise ConfigError(
+                    f"{flag} applies to the SavedModel (--format serving), not to a LiteRT "
+                    "flatbuffer; drop it."
+                )
         return _export_litert(model, info, args)
+    if args.xla and args.bfloat16:
+        raise ConfigError(
+            "--bfloat16 applies to the plain SavedModel, not to the XLA-compiled one; drop "
+            "--xla or --bfloat16."
+        )
+    from electra_tf.layers.kernels import cpu_has_bfloat16
+    from electra_tf.tasks.export import BFLOAT16_ROWS
+
+    if args.bfloat16 and not cpu_has_bfloat16():
+        print(
+            "warning: this CPU has no bfloat16 instructions (AMX or AVX512_BF16): the "
+            "--bfloat16 export will be slower here than the plain one; measure it on the "
+            "serving machine (electra-tf bench serving).",
+            file=sys.stderr,
+        )
     written = export_finetuned(
         model,
         info,
@@ -136,8 +161,10 @@ def _export_finetuned(args) -> int:
         model_name=args.model_name or info.get("task") or "classifier",
         version=args.version,
         jit_compile=args.xla,
+        bfloat16_rows=BFLOAT16_ROWS if args.bfloat16 else None,
     )
     record = {"format": "serving", "kind": info["kind"], "xla": args.xla, "written": written}
+    record["bfloat16"] = args.bfloat16
     print_json(record, indent=None)
     return 0
 
@@ -181,6 +208,13 @@ def run(args) -> int:
         raise ConfigError(
             f"{args.checkpoint} is a pre-training checkpoint; --format litert exports a "
             "fine-tuned text classifier (fine-tune it first)."
+        )
+    if args.bfloat16:
+        from electra_tf.config import ConfigError
+
+        raise ConfigError(
+            f"--bfloat16 applies to a fine-tuned run's SavedModel; {args.checkpoint} is a "
+            "pre-training checkpoint, whose exports stay float32; drop it."
         )
     args.model_name = args.model_name or "electra"
 

@@ -153,14 +153,26 @@ _LAYOUTS = ("auto", "wide", "plain")
 
 
 @functools.cache
-def _cpu_lacks_avx512(cpuinfo: str) -> bool:
-    """Whether `cpuinfo` lists CPU flags without AVX-512 (read once per path)."""
+def _cpu_flags(cpuinfo: str) -> frozenset:
+    """The first processor's flags in `cpuinfo` (read once per path; empty: unknown)."""
     try:
         with open(cpuinfo) as handle:
-            flags = next((line for line in handle if line.startswith("flags")), "").split()
+            return frozenset(next((ln for ln in handle if ln.startswith("flags")), "").split())
     except OSError:
-        return False
-    return bool(flags) and not {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= set(flags)
+        return frozenset()
+
+
+def _cpu_lacks_avx512(cpuinfo: str) -> bool:
+    """Whether `cpuinfo` lists CPU flags without AVX-512."""
+    flags = _cpu_flags(cpuinfo)
+    return bool(flags) and not {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= flags
+
+
+def cpu_has_bfloat16(cpuinfo: str = "/proc/cpuinfo") -> bool:
+    """Whether the CPU has bfloat16 instructions (AMX or AVX512_BF16); True when its flags
+    cannot be read (another system: nothing to warn about)."""
+    flags = _cpu_flags(cpuinfo)
+    return not flags or bool({"amx_bf16", "avx512_bf16"} & flags)
 
 
 def onednn_runs_avx2(cpuinfo: str = "/proc/cpuinfo") -> bool:

@@ -85,13 +85,21 @@ def _gelu(x):
     return x * ((tf.math.erf(x * _SQRT_HALF) + 1.0) * 0.5)
 
 
+def _as(value, dtype):
+    """`value` (a weight) read in `dtype`: itself in float32, a cast otherwise."""
+    return value if dtype == tf.float32 else tf.cast(value, dtype)
+
+
 def _dense(x, layer):
-    """`[N, in] -> [N, out]` with the layer's kernel and bias (activation not applied)."""
-    kernel = tf.reshape(layer.kernel, [-1, layer.kernel.shape[-1]])
-    return tf.nn.bias_add(tf.matmul(x, kernel), layer.bias)
+    """`[N, in] -> [N, out]` with the layer's kernel and bias (activation not applied), in
+    `x`'s dtype."""
+    kernel = tf.reshape(_as(layer.kernel, x.dtype), [-1, layer.kernel.shape[-1]])
+    return tf.nn.bias_add(tf.matmul(x, kernel), _as(layer.bias, x.dtype))
 
 
 def _layer_norm(x, layer):
+    if x.dtype != tf.float32:  # statistics in float32, as Keras's mixed precision keeps them
+        return tf.cast(_layer_norm(tf.cast(x, tf.float32), layer), x.dtype)
     mean, variance = tf.nn.moments(x, axes=[-1], keepdims=True)
     scale = tf.math.rsqrt(variance + layer.epsilon) * layer.gamma
     return x * scale + (layer.beta - mean * scale)
@@ -135,7 +143,7 @@ def transposed_wide_kernels(encoder) -> list:
 
 def encoder_sequence(
     encoder, token_ids, padding_mask, segment_ids, qkv_weights=None, wide_kernels_t=None,
-    litert=False, packed=False, first_only=False,
+    litert=False, packed=False, first_only=False, dtype=tf.float32,
 ):  # fmt: skip
     """The encoder's last hidden states as `[B*S, H]` (inference: no dropout).
 
@@ -157,12 +165,15 @@ def encoder_sequence(
     `first_only`: the last block computes each sequence's first position alone (its keys
     and values still read every position), for heads that read only it: the result is
     `[B, H]`, the first rows of the full result.
+    `dtype`: tf.bfloat16 runs the products, attention and GELU in bfloat16 (weights cast
+    per call; LayerNorm statistics in float32); the result is float32 either way.
     """
     shape = tf.shape(token_ids)
     batch, length = shape[0], shape[1]
     rows = rows_kept(padding_mask) if packed else None
     norm = _layer_norm_lite if litert else _layer_norm
     x = _embedded(encoder.embeddings, token_ids, segment_ids, length, rows, norm)
+    x = _as(x, dtype)
     if encoder.embeddings_project is not None:
         x = _dense(x, encoder.embeddings_project)
     hidden, heads = encoder.hidden_dim, encoder.num_heads
@@ -181,13 +192,14 @@ def encoder_sequence(
     last = len(encoder.transformer_layers) - 1
     for i, (layer, (kernel, qkv_bias), wide_kernel_t) in enumerate(blocks):
         attention = layer._self_attention_layer
-        qkv = tf.nn.bias_add(tf.matmul(x, kernel), qkv_bias)  # [B*S or T, 3H]
+        qkv = tf.nn.bias_add(tf.matmul(x, _as(kernel, dtype)), _as(qkv_bias, dtype))
         first = first_only and i == last
         context = _attention(qkv, bias, batch, length, heads, rows, first)
         if first:  # from here on, [B, H]: each sequence's first position
             x = _first_rows(x, batch, length, rows)
         x = norm(_dense(context, attention._output_dense) + x, layer._self_attention_layer_norm)
         x = _feed_forward(x, layer, gelu, wide_kernel_t, norm)
+    x = tf.cast(x, tf.float32)  # no op in float32
     if packed and not first_only:
         x = tf.scatter_nd(rows[:, None], x, tf.stack([batch * length, hidden]))
     return x
@@ -200,8 +212,8 @@ def _feed_forward(x, layer, gelu, wide_kernel_t=None, norm=_layer_norm):
     if wide_kernel_t is None:
         inner = gelu(_dense(x, intermediate))
     else:
-        product = tf.matmul(x, wide_kernel_t, transpose_b=True)
-        inner = gelu(tf.nn.bias_add(product, intermediate.bias))
+        product = tf.matmul(x, _as(wide_kernel_t, x.dtype), transpose_b=True)
+        inner = gelu(tf.nn.bias_add(product, _as(intermediate.bias, x.dtype)))
     return norm(_dense(inner, layer._feedforward_output_dense) + x, layer._feedforward_layer_norm)
 
 

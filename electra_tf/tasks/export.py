@@ -43,6 +43,13 @@ consumer needs XLA's CPU JIT: Python's TensorFlow has it on (`tf.config.optimize
 does not turn off a `jit_compile` function); TF Serving refuses to run it ("XLA
 compilation disabled") unless started with `--xla_cpu_compilation_enabled=true`. The
 plain export answers everywhere.
+
+`bfloat16_rows=N` (`electra-tf export RUN --bfloat16`, recorded as `"bfloat16_rows"`) runs
+the encoder's products, attention and GELU in bfloat16 for a call of at least N real
+tokens (LayerNorm statistics, the head and the outputs stay float32), and the float32 pass
+below N, where the casts cost more than the products save. It is for CPUs with bfloat16
+instructions (AMX or AVX512_BF16: 1.58x faster on a 2-core Intel AVX-512 Xeon at 32
+reviews; docs/results/serving.md); elsewhere TensorFlow emulates bfloat16 slowly.
 """
 
 from __future__ import annotations
@@ -75,6 +82,11 @@ _IDS = ("input_word_ids", "input_mask", "input_type_ids")
 #: 15 -> 6 CPU-s, classification 8 -> 4).
 STAGED = {"autograph": False}
 
+#: `export --bfloat16`'s default threshold: the real tokens of a call from which the encoder
+#: runs in bfloat16. On a 2-core Intel AVX-512 Xeon (AMX) the two passes were level at 256
+#: rows and bfloat16 1.26x faster at 512 (docs/results/serving.md).
+BFLOAT16_ROWS = 256
+
 
 class TaskServingModule(tf.Module):
     """The exported object of a fine-tuned text or token classifier (see the module docstring).
@@ -92,11 +104,13 @@ class TaskServingModule(tf.Module):
             rows of per-token outputs the head on zeros, as the packed pass does. Each new
             `[batch, length]` compiles once; a consumer needs XLA's CPU JIT (TF Serving:
             `--xla_cpu_compilation_enabled=true`; without it every call fails).
+        bfloat16_rows: from this many real tokens in a call, the encoder computes in bfloat16
+            (see the module docstring); None: always float32.
     """
 
     def __init__(
         self, model, vocab_file, pair: bool = False, seq_length: int = 128, skip_padding=True,
-        jit_compile: bool = False,
+        jit_compile: bool = False, bfloat16_rows: int | None = None,
     ):  # fmt: skip
         super().__init__(name="electra_task_serving")
         self.kind = model.kind
@@ -125,6 +139,12 @@ class TaskServingModule(tf.Module):
         self.seq_length = int(min(seq_length, encoder.max_sequence_length))
         self.pair = bool(pair)
         self.jit_compile = bool(jit_compile)
+        if bfloat16_rows is not None and (jit_compile or int(bfloat16_rows) < 1):
+            raise ConfigError(
+                "bfloat16_rows needs the plain export (not jit_compile) and a count of at "
+                f"least 1 token (got {bfloat16_rows!r})."
+            )
+        self.bfloat16_rows = None if bfloat16_rows is None else int(bfloat16_rows)
         # XLA pads a data-dependent row count to its bound: packing would save nothing there
         # and make each shape compile 4x longer, so the compiled pass computes the padding.
         self.skip_padding = bool(skip_padding) and not self.jit_compile
@@ -174,10 +194,22 @@ class TaskServingModule(tf.Module):
         encoder = self._keras.encoder
         shape = tf.shape(token_ids)
         first_only = self._spec.kind.first_position_head
-        x = inference.encoder_sequence(
-            encoder, token_ids, padding_mask, segment_ids, self.fused_attention_weights,
-            packed=self.skip_padding, first_only=first_only,
-        )  # fmt: skip  # [B*S, H] (padding rows are zeros), or [B, H] first positions
+
+        def encoded(dtype):  # [B*S, H] (padding rows are zeros), or [B, H] first positions
+            return inference.encoder_sequence(
+                encoder, token_ids, padding_mask, segment_ids, self.fused_attention_weights,
+                packed=self.skip_padding, first_only=first_only, dtype=dtype,
+            )  # fmt: skip
+
+        if self.bfloat16_rows is None:
+            x = encoded(tf.float32)
+        else:
+            tokens = tf.math.count_nonzero(padding_mask, dtype=tf.int32)
+            x = tf.cond(
+                tokens >= self.bfloat16_rows,
+                lambda: encoded(tf.bfloat16),
+                lambda: encoded(tf.float32),
+            )
         if self.jit_compile and not first_only:
             x = _padding_rows_zeroed(x, padding_mask)
         return self._spec.kind.head(self, x, shape, padding_mask=padding_mask)
@@ -258,6 +290,7 @@ def _warmup(path: Path, module: TaskServingModule, model_name: str) -> None:
 def export_finetuned(
     model, info: dict, out_dir, *, model_name: str = "classifier", version: int = 1,
     seq_length: int | None = None, warmup: bool = True, jit_compile: bool = False,
+    bfloat16_rows: int | None = None,
 ) -> Path:  # fmt: skip
     """Writes `out_dir/<model_name>/<version>/`, the fine-tuned model as a SavedModel.
 
@@ -269,6 +302,8 @@ def export_finetuned(
         seq_length: the longest packed input (default: the model's preprocessor's).
         warmup: write TF Serving's warm-up requests.
         jit_compile: the encoder and head under XLA (`TaskServingModule`; `export --xla`).
+        bfloat16_rows: the encoder in bfloat16 from this many real tokens in a call
+            (`TaskServingModule`; `export --bfloat16` gives `BFLOAT16_ROWS`).
 
     Returns:
         The version folder. Nothing is left behind when writing fails.
@@ -280,7 +315,7 @@ def export_finetuned(
         vocab.write_text("".join(f"{t}\n" for t in model.preprocessor.vocabulary), "utf-8")
         module = TaskServingModule(
             model, vocab, pair=info.get("pair", False), seq_length=seq_length,
-            jit_compile=jit_compile,
+            jit_compile=jit_compile, bfloat16_rows=bfloat16_rows,
         )  # fmt: skip
         try:
             # TensorFlow's SaveV2 on a full disk says only its internals: check first.
@@ -315,6 +350,8 @@ def _write(module: TaskServingModule, model, info: dict, folder: Path, model_nam
         "seq_length": module.seq_length,
         # XLA-compiled encoder and head: TF Serving needs --xla_cpu_compilation_enabled=true
         "xla": module.jit_compile,
+        # bfloat16 encoder from this many real tokens a call (None: float32 only)
+        "bfloat16_rows": module.bfloat16_rows,
         "encoder": encoder,
         "lower_case": module.tokenizer.lower_case,
         "strip_accents": module.tokenizer.strip_accents,

@@ -128,6 +128,8 @@ def test_bad_input_at_the_new_doors_is_one_sentence(tmp_path, capsys):
           "--format", "hub", "--xla"], "--xla applies to the TF Serving SavedModel only"),
         (["export", "--checkpoint", str(tmp_path / "init"), "--out", str(tmp_path / "o"),
           "--format", "litert"], "--format litert exports a fine-tuned text classifier"),
+        (["export", "--checkpoint", str(tmp_path / "init"), "--out", str(tmp_path / "o"),
+          "--bfloat16"], "--bfloat16 applies to a fine-tuned run's SavedModel"),
     ]  # fmt: skip
     for argv, message in cases:
         assert main(argv) == 2, argv
@@ -168,7 +170,10 @@ def test_finetune_flags_are_generated_from_the_config():
      (["--allow-suspect"], "--allow-suspect applies to pre-training checkpoints only"),
      (["--quantize", "int8"], "--quantize applies to --format litert only"),
      (["--format", "litert", "--seq-length", "16"], "--seq-length does not apply"),
-     (["--format", "litert", "--xla"], "--xla applies to the SavedModel (--format serving)")],
+     (["--format", "litert", "--xla"], "--xla applies to the SavedModel (--format serving)"),
+     (["--format", "litert", "--bfloat16"], "--bfloat16 applies to the SavedModel (--format "
+      "serving), not to a LiteRT flatbuffer"),
+     (["--xla", "--bfloat16"], "--bfloat16 applies to the plain SavedModel, not to the XLA")],
 )  # fmt: skip
 def test_export_flags_a_fine_tuned_run_cannot_honour_are_refused(tmp_path, capsys, flags, message):
     """Issue 56, 7: each was accepted and ignored (the served QA window then differed from

@@ -1,0 +1,157 @@
+"""`export --bfloat16` of a fine-tuned run: the encoder in bfloat16 from a number of real
+tokens a call, float32 below it, answering within bfloat16's rounding of the float32 export
+(issue 57)."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from electra_tf.config import ConfigError
+from electra_tf.data.vocabulary import SPECIAL_TOKENS
+from electra_tf.layers import kernels
+from electra_tf.models.encoder import ElectraEncoder
+from electra_tf.serving import inference
+from electra_tf.tasks.export import TaskServingModule, export_finetuned
+from electra_tf.tasks.text_classifier import ElectraTextClassifier
+from electra_tf.tasks.text_classifier_preprocessor import ElectraTextClassifierPreprocessor
+from electra_tf.tasks.token_classifier import ElectraTokenClassifier
+from electra_tf.tasks.token_classifier_preprocessor import ElectraTokenClassifierPreprocessor
+
+TOKENS = list(SPECIAL_TOKENS) + "the food was good bad slow ada met bob in rome ##s".split()
+LONG = ["ada met bob in rome", "the food was good , bad", "romes slow"]  # 20 real tokens
+SHORT = ["bob"]  # [CLS] bob [SEP]: 3 real tokens
+ROWS = 8  # the bfloat16 export's threshold here
+
+
+def _encoder():
+    return ElectraEncoder(
+        vocabulary_size=len(TOKENS), num_layers=2, hidden_dim=16, embedding_dim=16, num_heads=2,
+        intermediate_dim=32, max_sequence_length=16,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def exports(tmp_path_factory):
+    """{kind: (model, {rows: (version folder, its `serve` signature)})} for a classifier and
+    a tagger, each exported plain (rows None) and with `bfloat16_rows=ROWS`."""
+    folder = tmp_path_factory.mktemp("bf16")
+    tf.keras.utils.set_random_seed(8)
+    classifier = ElectraTextClassifier(
+        _encoder(), ["bad", "good", "meh"], "classification",
+        ElectraTextClassifierPreprocessor(TOKENS, sequence_length=12),
+    )  # fmt: skip
+    tagger = ElectraTokenClassifier(
+        _encoder(), ["B-LOC", "B-PER", "O"],
+        ElectraTokenClassifierPreprocessor(TOKENS, sequence_length=12),
+    )  # fmt: skip
+    found = {}
+    for kind, model in (("classification", classifier), ("tagging", tagger)):
+        model.build()
+        info = {"kind": kind, "labels": model.labels, "pair": False}
+        forms = {}
+        for rows in (None, ROWS):
+            path = export_finetuned(
+                model, info, folder, model_name=f"{kind}_{rows}", warmup=False,
+                bfloat16_rows=rows,
+            )  # fmt: skip
+            forms[rows] = (path, tf.saved_model.load(str(path)).signatures["serve"])
+        found[kind] = (model, forms)
+    return found
+
+
+def _ids(model, texts):
+    packed = model.preprocessor.pack_all(texts)
+    keys = (("input_word_ids", "token_ids"), ("input_mask", "padding_mask"),
+            ("input_type_ids", "segment_ids"))  # fmt: skip
+    return {name: tf.constant(np.asarray(packed[key], np.int32)) for name, key in keys}
+
+
+@pytest.mark.parametrize("kind", ["classification", "tagging"])
+def test_from_the_threshold_the_encoder_runs_in_bfloat16_and_below_it_in_float32(exports, kind):
+    model, forms = exports[kind]
+    plain, bf16 = forms[None][1], forms[ROWS][1]
+    for texts, in_bf16 in ((LONG, True), (SHORT, False)):
+        ids = _ids(model, texts)
+        assert (int(tf.reduce_sum(ids["input_mask"])) >= ROWS) == in_bf16
+        a, b = np.asarray(plain(**ids)["outputs"]), np.asarray(bf16(**ids)["outputs"])
+        assert b.dtype == np.float32 and b.shape == a.shape
+        if in_bf16:  # bfloat16 keeps 8 significant bits: close, and not the same numbers
+            gap, scale = np.abs(a - b).max(), np.abs(a).max()
+            assert 0 < gap < 0.05 * scale, (gap, scale)
+        else:
+            np.testing.assert_allclose(b, a, rtol=0, atol=1e-6)
+
+
+def test_the_config_records_the_threshold(exports):
+    for rows, (path, _) in exports["classification"][1].items():
+        config = json.loads((path / "assets.extra" / "electra_config.json").read_text())
+        assert config["bfloat16_rows"] == rows
+
+
+def test_the_bfloat16_pass_matches_float32_within_its_rounding_on_tiny_numbers():
+    """`encoder_sequence(dtype=bfloat16)` against the float32 pass, packed and not: outputs
+    are float32, within bfloat16's relative step (2**-8) of the float32 result per block."""
+    tf.keras.utils.set_random_seed(3)
+    encoder = _encoder()
+    ids = tf.constant([[2, 7, 8, 9, 3, 0], [2, 10, 3, 0, 0, 0]], tf.int32)
+    mask = tf.cast(ids > 0, tf.int32)
+    encoder({"token_ids": ids, "padding_mask": mask, "segment_ids": tf.zeros_like(ids)})
+    for packed in (False, True):
+        args = (encoder, ids, mask, tf.zeros_like(ids))
+        a = inference.encoder_sequence(*args, packed=packed).numpy()
+        b = inference.encoder_sequence(*args, packed=packed, dtype=tf.bfloat16)
+        assert b.dtype == tf.float32
+        gap = np.abs(a - b.numpy()).max()
+        assert 0 < gap < 0.1, gap  # LayerNorm's outputs are O(1): a few bfloat16 steps
+
+
+def test_bad_settings_are_refused(tmp_path):
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("".join(f"{t}\n" for t in TOKENS))
+    tf.keras.utils.set_random_seed(1)
+    model = ElectraTextClassifier(
+        _encoder(), ["a", "b"], "classification",
+        ElectraTextClassifierPreprocessor(TOKENS, sequence_length=12),
+    )  # fmt: skip
+    model.build()
+    with pytest.raises(ConfigError, match="bfloat16_rows needs the plain export"):
+        TaskServingModule(model, vocab, jit_compile=True, bfloat16_rows=256)
+    with pytest.raises(ConfigError, match="at least 1 token"):
+        TaskServingModule(model, vocab, bfloat16_rows=0)
+
+
+def test_the_cpu_check_reads_the_flags(tmp_path):
+    amx, avx2 = tmp_path / "amx", tmp_path / "avx2"
+    amx.write_text("processor : 0\nflags : fpu avx2 avx512f amx_bf16 amx_tile\n")
+    avx2.write_text("processor : 0\nflags : fpu avx2 fma\n")
+    (tmp_path / "bf16").write_text("flags : avx512f avx512_bf16\n")
+    assert kernels.cpu_has_bfloat16(str(amx)) and kernels.cpu_has_bfloat16(str(tmp_path / "bf16"))
+    assert not kernels.cpu_has_bfloat16(str(avx2))
+    assert kernels.cpu_has_bfloat16(str(tmp_path / "missing"))  # unknown: no warning
+
+
+@pytest.mark.parametrize("has_bf16", [True, False])
+def test_export_bfloat16_writes_the_threshold_and_warns_on_a_cpu_without_it(
+    tmp_path, capsys, monkeypatch, has_bf16
+):
+    from helpers import tiny_finetuned_run
+
+    from electra_tf.cli import main
+    from electra_tf.tasks.export import BFLOAT16_ROWS
+
+    run = tiny_finetuned_run(tmp_path / "run")
+    capsys.readouterr()
+    monkeypatch.setattr(kernels, "cpu_has_bfloat16", lambda: has_bf16)
+    out = tmp_path / "out"
+    assert main(["export", "--checkpoint", str(run), "--out", str(out), "--bfloat16"]) == 0
+    captured = capsys.readouterr()
+    printed = json.loads(captured.out)
+    assert printed["bfloat16"] is True
+    config = json.loads(
+        (Path(printed["written"]) / "assets.extra" / "electra_config.json").read_text()
+    )
+    assert config["bfloat16_rows"] == BFLOAT16_ROWS == 256
+    assert ("this CPU has no bfloat16 instructions" in captured.err) is not has_bf16
