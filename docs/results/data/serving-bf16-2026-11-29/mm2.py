@@ -1,3 +1,4 @@
+"""TensorFlow's float32 products by rows, 1 or 2 intra-op threads: `python mm2.py 1|2`."""
 import os, sys, time, json
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import numpy as np, tensorflow as tf

@@ -2,10 +2,10 @@
 import os, sys, time, json
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import numpy as np, tensorflow as tf, tensorflow_text  # noqa
-intra, inter = int(sys.argv[1]), int(sys.argv[2]); path = sys.argv[3] if len(sys.argv) > 3 else "/tmp/serve/work/saved_model/m/1"
+intra, inter = int(sys.argv[1]), int(sys.argv[2]); path = sys.argv[3] if len(sys.argv) > 3 else os.environ.get("WORK", "/tmp/serve/work") + "/saved_model/m/1"
 tf.config.threading.set_intra_op_parallelism_threads(intra)
 tf.config.threading.set_inter_op_parallelism_threads(inter)
-texts = json.load(open("/tmp/serve/work/texts.json"))
+texts = json.load(open(os.environ.get("WORK", "/tmp/serve/work") + "/texts.json"))
 fn = tf.saved_model.load(path).signatures["serving_default"]
 key = list(fn.structured_input_signature[1])[0]
 def call(b):
