@@ -163,8 +163,8 @@ def _export_finetuned(args) -> int:
         jit_compile=args.xla,
         bfloat16_rows=BFLOAT16_ROWS if args.bfloat16 else None,
     )
-    record = {"format": "serving", "kind": info["kind"], "xla": args.xla, "written": written}
-    record["bfloat16"] = args.bfloat16
+    record = {"format": "serving", "kind": info["kind"], "xla": args.xla,
+              "bfloat16": args.bfloat16, "written": written}  # fmt: skip
     print_json(record, indent=None)
     return 0
 
