@@ -5,19 +5,26 @@
 `build(run, work)` makes, from the same fine-tuned weights (`RUN`, a run of
 `electra-tf finetune` of a text-classification kind), every served form once:
 
-- `saved_model`: this package's TF Serving export (`export_finetuned`), raw text in;
+- `saved_model`: this package's TF Serving export (`export_finetuned`), raw text in; its
+  encoder blocks run as two lanes (`export --lanes`), so it gets 1 intra-op x 2 inter-op
+  threads for `--threads 2` (`_thread_split`: the same number of threads);
+- `saved_model_one_lane`: the same as one chain (`export --lanes 1`), `--threads` intra-op
+  threads and 1 inter-op;
 - `saved_model_xla`: the same with its encoder and head compiled by XLA (`export --xla`);
   its warm-up also calls every timed text and batch once, so that XLA's compilations (one
   per new `[batch, length]`) fall there, as after TF Serving's warm-up (`warmup_s`);
 - `saved_model_bf16`: the same with its encoder in bfloat16 from 256 real tokens a call
   (`export --bfloat16`; for CPUs with AMX or AVX512_BF16);
 - `litert`, `litert_int8`: its LiteRT export, float32 and dynamic-range int8;
-- `onnxruntime`, `onnxruntime_int8`: the same weights as a PyTorch module (Hugging Face's
+- `onnxruntime`, `onnxruntime_int8`, `onnxruntime_parallel`: the same weights as a PyTorch
+  module (Hugging Face's
   `ElectraModel` and a linear layer on [CLS], checked equal to the Keras model),
   exported to ONNX, optimized by `onnxruntime.transformers.optimizer` (BERT fusions)
   and, for int8, quantized by `onnxruntime.quantization.quantize_dynamic` (int8
   weights), each run with the transformers fast tokenizer over the run's vocabulary:
-  the route Hugging Face Optimum takes;
+  the route Hugging Face Optimum takes; `onnxruntime_parallel` is the float32 model under
+  ONNX Runtime's parallel executor (1 intra-op x `--threads` inter-op threads), the peer's
+  own policy for running independent nodes side by side;
 - `pipeline`: transformers' `text-classification` pipeline over the PyTorch module.
 
 Then each runtime runs in a process of its own, once per round in the order of
@@ -42,9 +49,17 @@ import numpy as np
 __all__ = ["TaskServingOptions", "IMPLS", "build", "run_once", "compare", "summarize"]
 
 IMPLS = (
-    "saved_model", "saved_model_xla", "saved_model_bf16", "litert", "litert_int8", "onnxruntime",
-    "onnxruntime_int8", "pipeline",
+    "saved_model", "saved_model_one_lane", "saved_model_xla", "saved_model_bf16", "litert",
+    "litert_int8", "onnxruntime", "onnxruntime_parallel", "onnxruntime_int8", "pipeline",
 )  # fmt: skip
+
+#: The SavedModel forms and the `export_finetuned` settings each is written with.
+SAVED_MODELS = {
+    "saved_model": {},
+    "saved_model_one_lane": {"lanes": 1},
+    "saved_model_xla": {"jit_compile": True},
+    "saved_model_bf16": {"bfloat16_rows": None},  # `export --bfloat16`'s threshold
+}
 
 
 @dataclasses.dataclass
@@ -122,7 +137,6 @@ def build(run, work, log=print) -> dict:
     import torch
 
     from electra_tf.finetuning.predict import open_predictor, read_inputs
-    from electra_tf.tasks.export import export_finetuned
     from electra_tf.tasks.litert import export_litert
     from electra_tf.tasks.model_folder import load_finetuned
 
@@ -134,7 +148,6 @@ def build(run, work, log=print) -> dict:
     (work / "vocab.txt").write_text("".join(f"{t}\n" for t in model.preprocessor.vocabulary))
     seq = model.preprocessor.sequence_length
     log("[bench] SavedModel and LiteRT exports")
-    export_finetuned(model, info, work / "saved_model", model_name="m")
     _export_variants(model, info, work)
     for impl, quantize in (("litert", None), ("litert_int8", "int8")):
         export_litert(model, info, work / impl, model_name="m", quantize=quantize)
@@ -167,34 +180,47 @@ def build(run, work, log=print) -> dict:
     return record
 
 
-def _export_variants(model, info, work: Path, only=("saved_model_xla", "saved_model_bf16")):
-    """`saved_model_xla` and `saved_model_bf16` (those in `only`) into `work`."""
+def _export_variants(model, info, work: Path, only=tuple(SAVED_MODELS)):
+    """The SavedModel forms named in `only` into `work` (`SAVED_MODELS`)."""
     from electra_tf.tasks.export import BFLOAT16_ROWS, export_finetuned
 
-    settings = {"saved_model_xla": {"jit_compile": True},
-                "saved_model_bf16": {"bfloat16_rows": BFLOAT16_ROWS}}  # fmt: skip
     for impl in only:
-        export_finetuned(model, info, work / impl, model_name="m", **settings[impl])
+        settings = dict(SAVED_MODELS[impl])
+        if "bfloat16_rows" in settings:
+            settings["bfloat16_rows"] = BFLOAT16_ROWS
+        export_finetuned(model, info, work / impl, model_name="m", **settings)
 
 
 def _export_missing(run, work: Path, impls) -> None:
-    """The SavedModel variants among `impls` that a work folder built before them lacks."""
+    """The SavedModel forms among `impls` that a work folder built before them lacks."""
     from electra_tf.tasks.model_folder import load_finetuned
 
-    missing = [i for i in ("saved_model_xla", "saved_model_bf16") if i in impls]
-    missing = [i for i in missing if not (work / i).exists()]
+    missing = [i for i in SAVED_MODELS if i in impls and not (work / i).exists()]
     if missing:
         _export_variants(*load_finetuned(run), work, only=missing)
+
+
+def _thread_split(options: TaskServingOptions, work: Path) -> tuple[int, int]:
+    """TensorFlow's (intra-op, inter-op) threads for `options.impl`: `--threads` in all. A
+    SavedModel whose encoder runs L lanes gets min(L, threads) inter-op threads (its lanes side
+    by side), the rest intra-op; everything else `--threads` intra-op and 1 inter-op."""
+    threads, lanes = options.threads, 1
+    if options.impl in SAVED_MODELS:
+        config = work / options.impl / "m" / "1" / "assets.extra" / "electra_config.json"
+        lanes = int(json.loads(config.read_text()).get("lanes") or 1)
+    inter = max(1, min(lanes, threads))
+    return max(1, threads // inter), inter
 
 
 def _runtime(options: TaskServingOptions, work: Path, meta: dict):
     """A callable: list of texts -> list of label names."""
     impl, threads = options.impl, options.threads
-    if impl in ("saved_model", "saved_model_xla", "saved_model_bf16", "litert", "litert_int8"):
+    if _is_tf(impl):
         import tensorflow as tf
 
-        tf.config.threading.set_intra_op_parallelism_threads(threads)
-        tf.config.threading.set_inter_op_parallelism_threads(1)
+        intra, inter = _thread_split(options, work)
+        tf.config.threading.set_intra_op_parallelism_threads(intra)
+        tf.config.threading.set_inter_op_parallelism_threads(inter)
         from electra_tf.finetuning.predict import open_predictor
 
         predictor = open_predictor(work / impl, num_threads=threads)
@@ -211,7 +237,10 @@ def _runtime(options: TaskServingOptions, work: Path, meta: dict):
         return lambda texts: [
             r["label"] for r in classify(list(texts), batch_size=len(texts), truncation=True)
         ]
-    session = _onnx_session(work / ("model_int8.onnx" if "int8" in impl else "model.onnx"), threads)
+    session = _onnx_session(
+        work / ("model_int8.onnx" if "int8" in impl else "model.onnx"), threads,
+        parallel=impl == "onnxruntime_parallel",
+    )  # fmt: skip
 
     def call(texts):
         encoded = tokenizer(list(texts), padding=True, truncation=True, return_tensors="np")
@@ -221,11 +250,16 @@ def _runtime(options: TaskServingOptions, work: Path, meta: dict):
     return call
 
 
-def _onnx_session(path: Path, threads: int):
+def _onnx_session(path: Path, threads: int, parallel: bool = False):
+    """`threads` intra-op threads, or with `parallel` the parallel executor on `threads`
+    inter-op threads of 1 intra-op thread each."""
     import onnxruntime as ort
 
     settings = ort.SessionOptions()
     settings.intra_op_num_threads, settings.inter_op_num_threads = threads, 1
+    if parallel:
+        settings.execution_mode = ort.ExecutionMode.ORT_PARALLEL
+        settings.intra_op_num_threads, settings.inter_op_num_threads = 1, threads
     return ort.InferenceSession(str(path), settings, providers=["CPUExecutionProvider"])
 
 
@@ -257,6 +291,10 @@ def _torch_class():
             return SequenceClassifierOutput(logits=self.classifier(hidden[:, 0]))
 
     return ClassifierOnCLS
+
+
+def _is_tf(impl: str) -> bool:
+    return impl in SAVED_MODELS or impl.startswith("litert")
 
 
 def _peak_rss_mb() -> float:
@@ -309,6 +347,7 @@ def run_once(options: TaskServingOptions, number: int = 0) -> dict:
         "impl": options.impl,
         "round": number,
         "threads": options.threads,
+        "tf_intra_inter": list(_thread_split(options, work)) if _is_tf(options.impl) else None,
         "load_s": round(load, 2),
         "warmup_s": round(warmup_s, 2),
         "batch1_p50_ms": round(float(np.percentile(single_ms, 50)), 3),

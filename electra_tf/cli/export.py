@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 
 from electra_tf.cli.common import print_json
@@ -77,6 +78,13 @@ def add_parser(subparsers) -> None:
         "change where two scores are within about 1%%)",
     )
     parser.add_argument(
+        "--lanes",
+        type=int,
+        help="a fine-tuned run's SavedModel: independent chains per encoder block, run side by "
+        "side on the inter-op threads (default 2 where the heads split evenly; 1 with --xla); "
+        "serve with at least that many inter-op threads",
+    )
+    parser.add_argument(
         "--kernel-layout",
         choices=["auto", "transposed", "plain"],
         help="serving and all: store ELECTRA-Small's 256->1024 feed-forward kernels transposed "
@@ -132,7 +140,9 @@ def _export_finetuned(args) -> int:
     model, info = load_finetuned(args.checkpoint)
     _refuse_unused(args, model)
     if args.format == "litert":
-        for flag, given in (("--xla", args.xla), ("--bfloat16", args.bfloat16)):
+        given_flags = (("--xla", args.xla), ("--bfloat16", args.bfloat16),
+                       ("--lanes", args.lanes is not None))  # fmt: skip
+        for flag, given in given_flags:
             if given:
                 raise ConfigError(
                     f"{flag} applies to the SavedModel (--format serving), not to a LiteRT "
@@ -162,9 +172,11 @@ def _export_finetuned(args) -> int:
         version=args.version,
         jit_compile=args.xla,
         bfloat16_rows=BFLOAT16_ROWS if args.bfloat16 else None,
+        lanes=args.lanes,
     )
+    config = json.loads((written / "assets.extra" / "electra_config.json").read_text())
     record = {"format": "serving", "kind": info["kind"], "xla": args.xla,
-              "bfloat16": args.bfloat16, "written": written}  # fmt: skip
+              "bfloat16": args.bfloat16, "lanes": config["lanes"], "written": written}  # fmt: skip
     print_json(record, indent=None)
     return 0
 
@@ -209,13 +221,17 @@ def run(args) -> int:
             f"{args.checkpoint} is a pre-training checkpoint; --format litert exports a "
             "fine-tuned text classifier (fine-tune it first)."
         )
-    if args.bfloat16:
-        from electra_tf.config import ConfigError
+    for flag, given, what in (
+        ("--bfloat16", args.bfloat16, "whose exports stay float32"),
+        ("--lanes", args.lanes is not None, "whose exports run one chain"),
+    ):
+        if given:
+            from electra_tf.config import ConfigError
 
-        raise ConfigError(
-            f"--bfloat16 applies to a fine-tuned run's SavedModel; {args.checkpoint} is a "
-            "pre-training checkpoint, whose exports stay float32; drop it."
-        )
+            raise ConfigError(
+                f"{flag} applies to a fine-tuned run's SavedModel; {args.checkpoint} is a "
+                f"pre-training checkpoint, {what}; drop it."
+            )
     args.model_name = args.model_name or "electra"
 
     written = export_model(

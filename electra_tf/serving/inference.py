@@ -21,6 +21,11 @@ optimizer (grappler with oneDNN) fuses and what it pays for:
 - the padding mask becomes one additive bias for all blocks, as the
   encoder's `AdditiveMaskAttention` adds it (an example with no real token
   attends evenly; nothing reads its outputs);
+- `lanes` (the fine-tuned task exports: two) splits each block into independent chains,
+  one per share of the heads and of the feed-forward units, summed where the block adds its
+  residual: a small call's products (TensorFlow runs a product of a few dozen rows on one
+  thread) then run side by side on the inter-op threads, 1.8x faster at batch 1 on two
+  cores (docs/results/serving.md);
 - `packed=True` (the fine-tuned task exports) skips padding: the per-token layers run on
   the real tokens `[T, H]`, attention alone on `[B, S]` (1.5x faster for 32 reviews padded
   to their longest, docs/results/serving.md).
@@ -48,6 +53,8 @@ __all__ = [
     "discriminator_outputs",
     "encoder_sequence",
     "fused_qkv",
+    "lane_weights",
+    "lanes_fit",
     "rows_kept",
     "widens_narrow_input",
     "transposed_wide_kernels",
@@ -127,6 +134,53 @@ def fused_qkv(encoder) -> list:
     return fused
 
 
+def lanes_fit(encoder, lanes: int) -> bool:
+    """Whether `lanes` chains split this encoder's heads and feed-forward units evenly."""
+    lanes = int(lanes)
+    heads, intermediate = encoder.num_heads, encoder.intermediate_dim
+    return lanes >= 1 and heads % lanes == 0 and intermediate % lanes == 0
+
+
+def lane_weights(encoder, lanes: int) -> list:
+    """Per block, per lane `j` of `lanes`: the query, key and value kernels of its heads side by
+    side `[H, 3H/L]`, their biases `[3H/L]`, and its share of the feed-forward units' kernel
+    `[H, I/L]` and biases `[I/L]` (copies: column slices). The lanes read the attention output's
+    and the feed-forward output's kernels as row slices of the layers' own (no copy)."""
+    if not lanes_fit(encoder, lanes):
+        raise ValueError(
+            f"{lanes} lanes do not split {encoder.num_heads} heads and "
+            f"{encoder.intermediate_dim} feed-forward units evenly."
+        )
+    hidden, share = encoder.hidden_dim, encoder.hidden_dim // lanes
+    units = encoder.intermediate_dim // lanes
+    weights = []
+    for layer in encoder.transformer_layers:
+        attention = layer._self_attention_layer
+        projections = (attention._query_dense, attention._key_dense, attention._value_dense)
+        kernels_ = [tf.reshape(p.kernel, [hidden, hidden]) for p in projections]
+        biases = [tf.reshape(p.bias, [hidden]) for p in projections]
+        intermediate = layer._feedforward_intermediate_dense
+        block = []
+        for j in range(lanes):
+            heads_, units_ = slice(j * share, (j + 1) * share), slice(j * units, (j + 1) * units)
+            block.append((
+                tf.concat([k[:, heads_] for k in kernels_], 1),
+                tf.concat([b[heads_] for b in biases], 0),
+                intermediate.kernel[:, units_],
+                intermediate.bias[units_],
+            ))  # fmt: skip
+        weights.append(block)
+    return weights
+
+
+def _rows_of(kernel, lane: int, lanes: int):
+    """Rows `lane`'s share of a kernel read as `[in, out]`: a slice of dimension 0, which
+    TensorFlow takes without copying."""
+    kernel = tf.reshape(kernel, [-1, kernel.shape[-1]])
+    share = kernel.shape[0] // lanes
+    return kernel[lane * share : (lane + 1) * share]
+
+
 def widens_narrow_input(encoder) -> bool:
     """Whether the feed-forward layer goes from at most 256 features to at least 1024."""
     hidden, intermediate = encoder.hidden_dim, encoder.intermediate_dim
@@ -143,7 +197,7 @@ def transposed_wide_kernels(encoder) -> list:
 
 def encoder_sequence(
     encoder, token_ids, padding_mask, segment_ids, qkv_weights=None, wide_kernels_t=None,
-    litert=False, packed=False, first_only=False, dtype=tf.float32,
+    litert=False, packed=False, first_only=False, dtype=tf.float32, lanes=None,
 ):  # fmt: skip
     """The encoder's last hidden states as `[B*S, H]` (inference: no dropout).
 
@@ -167,6 +221,10 @@ def encoder_sequence(
     `[B, H]`, the first rows of the full result.
     `dtype`: tf.bfloat16 runs the products, attention and GELU in bfloat16 (weights cast
     per call; LayerNorm statistics in float32); the result is float32 either way.
+    `lanes`: `lane_weights(encoder, L)` made once; each block then runs as L independent
+    chains (its heads and feed-forward units split in L), which the inter-op threads run
+    side by side (`qkv_weights` and `wide_kernels_t` are not read). The same sums in
+    another order: equal within float32 rounding.
     """
     shape = tf.shape(token_ids)
     batch, length = shape[0], shape[1]
@@ -184,16 +242,23 @@ def encoder_sequence(
     )
     bias = kernels.mask_bias(mask, x.dtype)  # [B, 1, 1, S]
     gelu = functools.partial(tf.nn.gelu, approximate=False) if litert else _gelu
-    if qkv_weights is None:
+    if lanes is not None:
+        qkv_weights = [None] * len(lanes)
+    elif qkv_weights is None:
         qkv_weights = fused_qkv(encoder)
     if wide_kernels_t is None:
         wide_kernels_t = [None] * len(encoder.transformer_layers)
     blocks = zip(encoder.transformer_layers, qkv_weights, wide_kernels_t, strict=True)
     last = len(encoder.transformer_layers) - 1
-    for i, (layer, (kernel, qkv_bias), wide_kernel_t) in enumerate(blocks):
-        attention = layer._self_attention_layer
-        qkv = tf.nn.bias_add(tf.matmul(x, _as(kernel, dtype)), _as(qkv_bias, dtype))
+    for i, (layer, fused, wide_kernel_t) in enumerate(blocks):
         first = first_only and i == last
+        if lanes is not None:
+            x = _lane_block(
+                x, layer, lanes[i], bias, (batch, length, heads, rows, first), gelu, norm
+            )
+            continue
+        attention = layer._self_attention_layer
+        qkv = tf.nn.bias_add(tf.matmul(x, _as(fused[0], dtype)), _as(fused[1], dtype))
         context = _attention(qkv, bias, batch, length, heads, rows, first)
         if first:  # from here on, [B, H]: each sequence's first position
             x = _first_rows(x, batch, length, rows)
@@ -215,6 +280,46 @@ def _feed_forward(x, layer, gelu, wide_kernel_t=None, norm=_layer_norm):
         product = tf.matmul(x, _as(wide_kernel_t, x.dtype), transpose_b=True)
         inner = gelu(tf.nn.bias_add(product, _as(intermediate.bias, x.dtype)))
     return norm(_dense(inner, layer._feedforward_output_dense) + x, layer._feedforward_layer_norm)
+
+
+def _lane_block(x, layer, block, bias, where, gelu, norm=_layer_norm):
+    """One block as `len(block)` independent chains (`lane_weights`), joined where it adds its
+    residuals; `where`: (batch, length, heads, rows, first_only) as `_attention` reads them."""
+    batch, length, heads, rows, first = where
+    lanes, dtype = len(block), x.dtype
+    contexts = [
+        _attention(
+            tf.nn.bias_add(tf.matmul(x, _as(kernel, dtype)), _as(qkv_bias, dtype)),
+            bias,
+            batch,
+            length,
+            heads // lanes,
+            rows,
+            first,
+        )  # fmt: skip
+        for kernel, qkv_bias, _, _ in block
+    ]
+    if first:  # from here on, [B, H]: each sequence's first position
+        x = _first_rows(x, batch, length, rows)
+    out = layer._self_attention_layer._output_dense
+    parts = [
+        tf.matmul(c, _as(_rows_of(out.kernel, j, lanes), dtype)) for j, c in enumerate(contexts)
+    ]
+    x = norm(
+        tf.nn.bias_add(tf.add_n(parts), _as(tf.reshape(out.bias, [-1]), dtype)) + x,
+        layer._self_attention_layer_norm,
+    )
+    out = layer._feedforward_output_dense
+    parts = [
+        tf.matmul(
+            gelu(tf.nn.bias_add(tf.matmul(x, _as(kernel, dtype)), _as(unit_bias, dtype))),
+            _as(_rows_of(out.kernel, j, lanes), dtype),
+        )
+        for j, (_, _, kernel, unit_bias) in enumerate(block)
+    ]
+    return norm(
+        tf.nn.bias_add(tf.add_n(parts), _as(out.bias, dtype)) + x, layer._feedforward_layer_norm
+    )
 
 
 def _first_rows(x, batch, length, rows=None):

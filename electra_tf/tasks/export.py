@@ -50,6 +50,14 @@ tokens (LayerNorm statistics, the head and the outputs stay float32), and the fl
 below N, where the casts cost more than the products save. It is for CPUs with bfloat16
 instructions (AMX or AVX512_BF16: 1.30x the float32 export's texts/s at 32 reviews on a
 2-core Intel Xeon; docs/results/serving.md); elsewhere TensorFlow emulates it slowly.
+
+`lanes=L` (`electra-tf export RUN --lanes L`, recorded as `"lanes"`; default `LANES`, two,
+where the heads and feed-forward units split evenly) writes each encoder block as L
+independent chains (`inference.lane_weights`), which TensorFlow's inter-op threads run side
+by side: a small call's products, each on one thread, then use L cores. Give the serving
+process at least L inter-op threads (TensorFlow's and TF Serving's default is one per core;
+on 2 cores 1 intra-op x 2 inter-op was fastest at batch 1 and 32). `lanes=1` is the single
+chain. The XLA export compiles one chain (XLA schedules its own ops).
 """
 
 from __future__ import annotations
@@ -87,6 +95,9 @@ STAGED = {"autograph": False}
 #: rows and bfloat16 1.26x faster at 512 (docs/results/serving.md).
 BFLOAT16_ROWS = 256
 
+#: The plain export's default lanes (independent chains per encoder block): two cores' worth.
+LANES = 2
+
 
 class TaskServingModule(tf.Module):
     """The exported object of a fine-tuned text or token classifier (see the module docstring).
@@ -106,11 +117,13 @@ class TaskServingModule(tf.Module):
             `--xla_cpu_compilation_enabled=true`; without it every call fails).
         bfloat16_rows: from this many real tokens in a call, the encoder computes in bfloat16
             (see the module docstring); None: always float32.
+        lanes: independent chains per encoder block (see the module docstring); None: `LANES`
+            where they split the encoder evenly (else 1), 1 with `jit_compile`.
     """
 
     def __init__(
         self, model, vocab_file, pair: bool = False, seq_length: int = 128, skip_padding=True,
-        jit_compile: bool = False, bfloat16_rows: int | None = None,
+        jit_compile: bool = False, bfloat16_rows: int | None = None, lanes: int | None = None,
     ):  # fmt: skip
         super().__init__(name="electra_task_serving")
         self.kind = model.kind
@@ -126,9 +139,16 @@ class TaskServingModule(tf.Module):
         )
         self.encoder_weights = list(encoder.weights)
         self.head_weights = spec.head_weights(model)
+        self.lanes = _lanes(encoder, lanes, jit_compile)
+        # One chain reads the query, key and value kernels side by side; lanes read their
+        # heads' share of them and of the feed-forward units (copies made once, here).
         self.fused_attention_weights = [
             [tf.Variable(kernel, trainable=False), tf.Variable(bias, trainable=False)]
-            for kernel, bias in inference.fused_qkv(encoder)
+            for kernel, bias in (inference.fused_qkv(encoder) if self.lanes == 1 else ())
+        ]
+        self.lane_weights = [
+            [[tf.Variable(w, trainable=False) for w in lane] for lane in block]
+            for block in (inference.lane_weights(encoder, self.lanes) if self.lanes > 1 else ())
         ]
         self.labels = tf.constant(getattr(model, "labels", None) or ["score"])
         self.tokenizer = ElectraTokenizer(
@@ -197,8 +217,9 @@ class TaskServingModule(tf.Module):
 
         def encoded(dtype):  # [B*S, H] (padding rows are zeros), or [B, H] first positions
             return inference.encoder_sequence(
-                encoder, token_ids, padding_mask, segment_ids, self.fused_attention_weights,
-                packed=self.skip_padding, first_only=first_only, dtype=dtype,
+                encoder, token_ids, padding_mask, segment_ids,
+                self.fused_attention_weights or None, packed=self.skip_padding,
+                first_only=first_only, dtype=dtype, lanes=self.lane_weights or None,
             )  # fmt: skip
 
         if self.bfloat16_rows is None:
@@ -287,10 +308,29 @@ def _warmup(path: Path, module: TaskServingModule, model_name: str) -> None:
         writer.write(prediction_log_pb2.PredictionLog(predict_log=log).SerializeToString())
 
 
+def _lanes(encoder, lanes, jit_compile) -> int:
+    """The export's lanes: `lanes` checked, or the default (see `TaskServingModule`)."""
+    if lanes is None:
+        return 1 if jit_compile or not inference.lanes_fit(encoder, LANES) else LANES
+    if isinstance(lanes, bool) or not isinstance(lanes, int | np.integer) or lanes < 1:
+        raise ConfigError(f"lanes must be a whole number of at least 1 (got {lanes!r}).")
+    if jit_compile and lanes > 1:
+        raise ConfigError(
+            f"lanes={lanes} applies to the plain SavedModel; the XLA-compiled one runs one "
+            "chain (XLA schedules its own ops): drop the lanes or jit_compile."
+        )
+    if not inference.lanes_fit(encoder, lanes):
+        raise ConfigError(
+            f"lanes={lanes} does not split this encoder's {encoder.num_heads} heads and "
+            f"{encoder.intermediate_dim} feed-forward units evenly; choose a divisor of both."
+        )
+    return int(lanes)
+
+
 def export_finetuned(
     model, info: dict, out_dir, *, model_name: str = "classifier", version: int = 1,
     seq_length: int | None = None, warmup: bool = True, jit_compile: bool = False,
-    bfloat16_rows: int | None = None,
+    bfloat16_rows: int | None = None, lanes: int | None = None,
 ) -> Path:  # fmt: skip
     """Writes `out_dir/<model_name>/<version>/`, the fine-tuned model as a SavedModel.
 
@@ -304,6 +344,7 @@ def export_finetuned(
         jit_compile: the encoder and head under XLA (`TaskServingModule`; `export --xla`).
         bfloat16_rows: the encoder in bfloat16 from this many real tokens in a call
             (`TaskServingModule`; `export --bfloat16` gives `BFLOAT16_ROWS`).
+        lanes: independent chains per encoder block (`TaskServingModule`; `export --lanes`).
 
     Returns:
         The version folder. Nothing is left behind when writing fails.
@@ -315,7 +356,7 @@ def export_finetuned(
         vocab.write_text("".join(f"{t}\n" for t in model.preprocessor.vocabulary), "utf-8")
         module = TaskServingModule(
             model, vocab, pair=info.get("pair", False), seq_length=seq_length,
-            jit_compile=jit_compile, bfloat16_rows=bfloat16_rows,
+            jit_compile=jit_compile, bfloat16_rows=bfloat16_rows, lanes=lanes,
         )  # fmt: skip
         try:
             # TensorFlow's SaveV2 on a full disk says only its internals: check first.
@@ -352,6 +393,9 @@ def _write(module: TaskServingModule, model, info: dict, folder: Path, model_nam
         "xla": module.jit_compile,
         # bfloat16 encoder from this many real tokens a call (None: float32 only)
         "bfloat16_rows": module.bfloat16_rows,
+        # independent chains per encoder block: give the server at least this many inter-op
+        # threads
+        "lanes": module.lanes,
         "encoder": encoder,
         "lower_case": module.tokenizer.lower_case,
         "strip_accents": module.tokenizer.strip_accents,

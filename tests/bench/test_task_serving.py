@@ -100,8 +100,31 @@ def _every_runtime_ran(records, build):
     assert sorted(runs) == sorted(task_serving.IMPLS), records
     assert all(r["batch1_calls"] == 3 and r["batch_texts_per_s"] > 0 for r in runs.values())
     summary = {r["impl"]: r for r in records if r["kind"] == "serving_task_summary"}
-    for impl in ("litert", "onnxruntime", "pipeline"):  # float32: the same labels as ours
+    float32 = ("litert", "onnxruntime", "onnxruntime_parallel", "pipeline", "saved_model_one_lane")
+    for impl in float32:  # the same labels as ours
         assert summary[impl]["labels_as_saved_model"] == [16, 16]
+    # --threads 2: the two-lane SavedModel on 1 intra-op x 2 inter-op threads, one lane 2 x 1
+    assert runs["saved_model"]["tf_intra_inter"] == [1, 2]
+    assert runs["saved_model_one_lane"]["tf_intra_inter"] == [2, 1]
+    assert (
+        runs["litert"]["tf_intra_inter"] == [2, 1] and runs["onnxruntime"]["tf_intra_inter"] is None
+    )
+
+
+@pytest.mark.parametrize(
+    "impl,lanes,threads,split",
+    [("saved_model", 2, 2, (1, 2)), ("saved_model", 2, 1, (1, 1)), ("saved_model", 2, 4, (2, 2)),
+     ("saved_model", 4, 2, (1, 2)), ("saved_model_one_lane", 1, 2, (2, 1)),
+     ("saved_model_bf16", None, 2, (2, 1)), ("litert", None, 2, (2, 1))],
+)  # fmt: skip
+def test_the_thread_split_spends_the_threads_given(tmp_path, impl, lanes, threads, split):
+    """The export's lanes (its config; an export before lanes records none) side by side on
+    inter-op threads, never more threads in all than --threads."""
+    config = tmp_path / impl / "m" / "1" / "assets.extra" / "electra_config.json"
+    config.parent.mkdir(parents=True)
+    config.write_text(json.dumps({"kind": "finetuned"} if lanes is None else {"lanes": lanes}))
+    options = task_serving.TaskServingOptions(work=str(tmp_path), impl=impl, threads=threads)
+    assert task_serving._thread_split(options, tmp_path) == split
 
 
 def _launch_in_this_process(command, timeout):

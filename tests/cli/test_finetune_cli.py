@@ -130,6 +130,8 @@ def test_bad_input_at_the_new_doors_is_one_sentence(tmp_path, capsys):
           "--format", "litert"], "--format litert exports a fine-tuned text classifier"),
         (["export", "--checkpoint", str(tmp_path / "init"), "--out", str(tmp_path / "o"),
           "--bfloat16"], "--bfloat16 applies to a fine-tuned run's SavedModel"),
+        (["export", "--checkpoint", str(tmp_path / "init"), "--out", str(tmp_path / "o"),
+          "--lanes", "2"], "--lanes applies to a fine-tuned run's SavedModel"),
     ]  # fmt: skip
     for argv, message in cases:
         assert main(argv) == 2, argv
@@ -173,7 +175,13 @@ def test_finetune_flags_are_generated_from_the_config():
      (["--format", "litert", "--xla"], "--xla applies to the SavedModel (--format serving)"),
      (["--format", "litert", "--bfloat16"], "--bfloat16 applies to the SavedModel (--format "
       "serving), not to a LiteRT flatbuffer"),
-     (["--xla", "--bfloat16"], "--bfloat16 applies to the plain SavedModel, not to the XLA")],
+     (["--xla", "--bfloat16"], "--bfloat16 applies to the plain SavedModel, not to the XLA"),
+     (["--format", "litert", "--lanes", "2"], "--lanes applies to the SavedModel (--format "
+      "serving), not to a LiteRT flatbuffer"),
+     (["--xla", "--lanes", "2"], "lanes=2 applies to the plain SavedModel; the XLA-compiled"),
+     (["--lanes", "3"], "lanes=3 does not split this encoder's 2 heads and 16 feed-forward "
+      "units evenly"),
+     (["--lanes", "0"], "lanes must be a whole number of at least 1 (got 0)")],
 )  # fmt: skip
 def test_export_flags_a_fine_tuned_run_cannot_honour_are_refused(tmp_path, capsys, flags, message):
     """Issue 56, 7: each was accepted and ignored (the served QA window then differed from
