@@ -80,9 +80,10 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         "--lanes",
         type=int,
-        help="a fine-tuned run's SavedModel: independent chains per encoder block, run side by "
-        "side on the inter-op threads (default 2 where the heads split evenly; 1 with --xla); "
-        "serve with at least that many inter-op threads",
+        help="serving and all (and a fine-tuned run's SavedModel): independent chains per "
+        "encoder block, run side by side on the inter-op threads (default 2 where the heads "
+        "and feed-forward units split evenly; 1 with --xla); serve with at least that many "
+        "inter-op threads",
     )
     parser.add_argument(
         "--kernel-layout",
@@ -221,17 +222,13 @@ def run(args) -> int:
             f"{args.checkpoint} is a pre-training checkpoint; --format litert exports a "
             "fine-tuned text classifier (fine-tune it first)."
         )
-    for flag, given, what in (
-        ("--bfloat16", args.bfloat16, "whose exports stay float32"),
-        ("--lanes", args.lanes is not None, "whose exports run one chain"),
-    ):
-        if given:
-            from electra_tf.config import ConfigError
+    if args.bfloat16:
+        from electra_tf.config import ConfigError
 
-            raise ConfigError(
-                f"{flag} applies to a fine-tuned run's SavedModel; {args.checkpoint} is a "
-                f"pre-training checkpoint, {what}; drop it."
-            )
+        raise ConfigError(
+            f"--bfloat16 applies to a fine-tuned run's SavedModel; {args.checkpoint} is a "
+            "pre-training checkpoint, whose exports stay float32; drop it."
+        )
     args.model_name = args.model_name or "electra"
 
     written = export_model(
@@ -245,6 +242,7 @@ def run(args) -> int:
         lower_case=False if args.no_lower_case else None,
         jit_compile=args.xla,
         kernel_layout=args.kernel_layout or "auto",
+        lanes=args.lanes,
     )
     if args.format == "all":
         print_json(written)

@@ -39,12 +39,14 @@ def export_model(
     lower_case: bool | None = None,
     jit_compile: bool = False,
     kernel_layout: str = "auto",
+    lanes: int | None = None,
 ):
     """Writes `model` (a pretrainer) in one of `FORMATS`; returns what was written.
 
     `vocab_file` and `lower_case` default to what the model's config records;
     `jit_compile` makes the TF Serving SavedModel (formats serving and all) run its
-    encoder under XLA; `kernel_layout` is that SavedModel's (see `ServingModule`). An
+    encoder under XLA; `kernel_layout` and `lanes` are that SavedModel's (see
+    `ServingModule`). An
     output folder that cannot be written (read-only, full) fails in one sentence and
     leaves nothing half-written: each format is written under a scratch name first.
     """
@@ -62,11 +64,12 @@ def export_model(
         )
     if format not in _WRITERS:
         raise ConfigError(f"Unknown export format {format!r}: choose one of {', '.join(FORMATS)}.")
-    if jit_compile and format not in ("serving", "all"):
-        raise ConfigError(
-            f"--xla applies to the TF Serving SavedModel only, not to format {format!r}; "
-            "use --format serving or all."
-        )
+    for flag, given in (("--xla", jit_compile), ("--lanes", lanes is not None)):
+        if given and format not in ("serving", "all"):
+            raise ConfigError(
+                f"{flag} applies to the TF Serving SavedModel only, not to format {format!r}; "
+                "use --format serving or all."
+            )
     options = dict(
         vocab_file=vocab_file or model.config.data.vocab_file,
         model_name=model_name,
@@ -75,6 +78,7 @@ def export_model(
         lower_case=model.config.data.lower_case if lower_case is None else lower_case,
         jit_compile=jit_compile,
         kernel_layout=kernel_layout,
+        lanes=lanes,
     )
     recorded = options["vocab_file"]
     if recorded and "://" not in recorded and not Path(recorded).is_file():
@@ -116,7 +120,7 @@ def _check_room(out: Path, needed: int) -> None:
 def _serving(model, out, o):
     from electra_tf.serving.saved_model import export_for_serving
 
-    serving = ("model_name", "version", "jit_compile", "kernel_layout")
+    serving = ("model_name", "version", "jit_compile", "kernel_layout", "lanes")
     return export_for_serving(model, out, **_common(o), **{k: o[k] for k in serving})
 
 
@@ -175,10 +179,11 @@ def write_release(
     lower_case: bool | None = None,
     jit_compile: bool = False,
     kernel_layout: str = "auto",
+    lanes: int | None = None,
 ) -> dict:
     """Writes the serving, hub and keras-hub formats into `out/` and checks each one.
 
-    `jit_compile` and `kernel_layout` apply to the serving SavedModel (see
+    `jit_compile`, `kernel_layout` and `lanes` apply to the serving SavedModel (see
     `export_for_serving`).
 
     Returns:
@@ -209,6 +214,7 @@ def write_release(
         version=version,
         jit_compile=jit_compile,
         kernel_layout=kernel_layout,
+        lanes=lanes,
         **common,
     )
     encoder_dir, preprocessor_dir = export_hub(model, out / "hub", **common)

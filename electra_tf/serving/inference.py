@@ -44,6 +44,7 @@ import math
 
 import keras
 import keras_hub
+import numpy as np
 import tensorflow as tf
 
 from electra_tf.layers import kernels
@@ -55,6 +56,7 @@ __all__ = [
     "fused_qkv",
     "lane_weights",
     "lanes_fit",
+    "resolve_lanes",
     "rows_kept",
     "widens_narrow_input",
     "transposed_wide_kernels",
@@ -139,6 +141,28 @@ def lanes_fit(encoder, lanes: int) -> bool:
     lanes = int(lanes)
     heads, intermediate = encoder.num_heads, encoder.intermediate_dim
     return lanes >= 1 and heads % lanes == 0 and intermediate % lanes == 0
+
+
+def resolve_lanes(encoder, lanes, jit_compile: bool = False, default: int = 2) -> int:
+    """An export's lanes: `lanes` checked (a whole number that splits the heads and units; 1
+    under XLA, which schedules its own ops), or for None `default` where it fits, else 1."""
+    from electra_tf.config import ConfigError
+
+    if lanes is None:
+        return 1 if jit_compile or not lanes_fit(encoder, default) else int(default)
+    if isinstance(lanes, bool) or not isinstance(lanes, int | np.integer) or lanes < 1:
+        raise ConfigError(f"lanes must be a whole number of at least 1 (got {lanes!r}).")
+    if jit_compile and lanes > 1:
+        raise ConfigError(
+            f"lanes={lanes} applies to the plain SavedModel; the XLA-compiled one runs one "
+            "chain (XLA schedules its own ops): drop the lanes or jit_compile."
+        )
+    if not lanes_fit(encoder, lanes):
+        raise ConfigError(
+            f"lanes={lanes} does not split this encoder's {encoder.num_heads} heads and "
+            f"{encoder.intermediate_dim} feed-forward units evenly; choose a divisor of both."
+        )
+    return int(lanes)
 
 
 def lane_weights(encoder, lanes: int) -> list:
@@ -377,12 +401,16 @@ def rows_kept(padding_mask) -> tf.Tensor:
 
 
 def discriminator_outputs(
-    discriminator, token_ids, padding_mask, segment_ids, qkv_weights=None, wide_kernels_t=None
-) -> dict:
-    """`rtd_logits`, `rtd_probabilities`, `sequence_output` and `pooled_output`, as served."""
+    discriminator, token_ids, padding_mask, segment_ids, qkv_weights=None, wide_kernels_t=None,
+    lanes=None,
+) -> dict:  # fmt: skip
+    """`rtd_logits`, `rtd_probabilities`, `sequence_output` and `pooled_output`, as served
+    (`lanes`: `lane_weights`, see `encoder_sequence`)."""
     encoder, head = discriminator.encoder, discriminator.rtd_head
     shape = tf.shape(token_ids)
-    x = encoder_sequence(encoder, token_ids, padding_mask, segment_ids, qkv_weights, wide_kernels_t)
+    x = encoder_sequence(
+        encoder, token_ids, padding_mask, segment_ids, qkv_weights, wide_kernels_t, lanes=lanes
+    )
     logits = tf.reshape(_dense(_gelu(_dense(x, head.dense)), head.dense_prediction), shape)
     sequence = tf.reshape(x, [shape[0], shape[1], encoder.hidden_dim])
     return {

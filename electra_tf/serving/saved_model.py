@@ -23,10 +23,11 @@ id signature needs only core TensorFlow.
 
 The encoder and head run as `electra_tf.serving.inference` writes them for
 the inference graph (the Keras layers' maths and weights; about 1.1x faster),
-with a layer that widens a narrow input read from kernels stored transposed
-where oneDNN runs AVX2 (`kernel_layout`, see `ServingModule`).
-`jit_compile=True` (`electra-tf export --xla`) compiles them with XLA inside
-each signature, the input checks staying outside it (XLA would drop them):
+each block as two lanes run side by side on the inter-op threads (`lanes`, as in the
+fine-tuned export: `electra_tf.tasks.export`); one chain (`lanes=1`) can read a layer that
+widens a narrow input from kernels stored transposed (`kernel_layout`, see `ServingModule`).
+`jit_compile=True` (`electra-tf export --xla`) compiles them
+with XLA inside each signature, the input checks staying outside it (XLA would drop them):
 on 2 AVX2 cores about 1.12x faster at batch 1 and 1.05x slower at batch 32
 (docs/results/performance.md); each new `[batch, seq]` shape compiles once,
 and TF Serving runs it only when started with `--xla_cpu_compilation_enabled=true`.
@@ -39,6 +40,7 @@ from pathlib import Path
 
 import tensorflow as tf
 
+from electra_tf.config import ConfigError
 from electra_tf.data.inputs import pack_inputs
 from electra_tf.data.tokenizer import ElectraTokenizer
 from electra_tf.io.durable import publishing
@@ -87,15 +89,26 @@ def float32_discriminator(model) -> ElectraDiscriminator:
     return copy
 
 
-def _serving_kernels(discriminator, keras_layers: bool, jit_compile: bool, kernel_layout: str):
-    """(fused query/key/value kernels and biases, transposed feed-forward kernels) as variables.
+def _serving_kernels(
+    discriminator, keras_layers: bool, jit_compile: bool, kernel_layout: str, lanes: int = 1
+):  # fmt: skip
+    """(fused query/key/value kernels and biases, transposed feed-forward kernels, lanes'
+    weights) as variables.
 
     The serving forward pass's query/key/value kernels side by side, made once from the
     discriminator's current weights: a call then reads them rather than concatenating three
     kernels per block (3-6% of a batch-1 call; the export grows by 3 H^2 per block). The
     same for the feed-forward kernels oneDNN's AVX2 matmul multiplies faster transposed
-    (12.6 MB more for ELECTRA-Small). Empty lists where they do not apply.
+    (12.6 MB more for ELECTRA-Small). With `lanes` above 1, the lanes' weights
+    (`inference.lane_weights`) alone. Empty lists where they do not apply.
     """
+    encoder = discriminator.encoder
+    if lanes > 1:
+        lane_weights = [
+            [[tf.Variable(w, trainable=False) for w in lane] for lane in block]
+            for block in inference.lane_weights(encoder, lanes)
+        ]
+        return [], [], lane_weights
     fused = []
     if not keras_layers and inference.supports(discriminator):
         fused = [
@@ -105,14 +118,13 @@ def _serving_kernels(discriminator, keras_layers: bool, jit_compile: bool, kerne
     if kernel_layout == "auto":
         faster = kernels.onednn_runs_avx2() and not jit_compile
         kernel_layout = "transposed" if faster else "plain"
-    encoder = discriminator.encoder
     transposed = []
     if fused and kernel_layout == "transposed" and inference.widens_narrow_input(encoder):
         transposed = [
             tf.Variable(kernel, trainable=False)
             for kernel in inference.transposed_wide_kernels(encoder)
         ]
-    return fused, transposed
+    return fused, transposed, []
 
 
 class ServingModule(tf.Module):
@@ -131,7 +143,12 @@ class ServingModule(tf.Module):
             (on AVX-512 1.15x slower); "plain" does not; "auto" (the default) chooses
             "transposed" when this process's oneDNN runs AVX2 (`ONEDNN_MAX_CPU_ISA`
             below AVX-512, or a CPU without it) and XLA does not compile the pass
-            (XLA's own matmul is 1.15x slower on it). The outputs are the same.
+            (XLA's own matmul is 1.15x slower on it), in an export of one lane (the lanes
+            read copies of their own). The outputs are the same.
+        lanes: independent chains per encoder block, run side by side on the inter-op
+            threads (`inference.resolve_lanes`: None gives two where they split the heads
+            and units evenly, and one with `jit_compile`, `keras_layers` or
+            `kernel_layout="transposed"`).
     """
 
     def __init__(
@@ -142,6 +159,7 @@ class ServingModule(tf.Module):
         jit_compile: bool = False,
         keras_layers: bool = False,
         kernel_layout: str = "auto",
+        lanes: int | None = None,
     ):
         super().__init__(name="electra_serving")
         if kernel_layout not in KERNEL_LAYOUTS:
@@ -150,8 +168,18 @@ class ServingModule(tf.Module):
             )
         self.discriminator = discriminator
         self._keras_layers = bool(keras_layers)
-        self.fused_attention_weights, self.transposed_wide_kernels = _serving_kernels(
-            discriminator, keras_layers, jit_compile, kernel_layout
+        # An explicit "transposed" layout asks for the one chain that reads it.
+        one_chain = jit_compile or keras_layers or kernel_layout == "transposed"
+        if one_chain and lanes not in (None, 1):
+            raise ConfigError(
+                f"lanes={lanes} applies to the plain SavedModel's own pass, not to an "
+                "XLA-compiled, Keras-layers or transposed-kernel one; drop the lanes (or "
+                "--xla / --kernel-layout transposed)."
+            )
+        one_chain = one_chain or not inference.supports(discriminator)
+        self.lanes = inference.resolve_lanes(discriminator.encoder, 1 if one_chain else lanes)
+        self.fused_attention_weights, self.transposed_wide_kernels, self.lane_weights = (
+            _serving_kernels(discriminator, keras_layers, jit_compile, kernel_layout, self.lanes)
         )
         self.kernel_layout = "transposed" if self.transposed_wide_kernels else "plain"
         # The encoder's weights in `encoder.weights` order: their checkpoint keys are
@@ -215,6 +243,7 @@ class ServingModule(tf.Module):
                 inputs["segment_ids"],
                 self.fused_attention_weights or None,
                 self.transposed_wide_kernels or None,
+                lanes=self.lane_weights or None,
             )
         sequence = self.discriminator.encoder(inputs, training=False)
         logits = self.discriminator.rtd_head(sequence)
@@ -296,6 +325,7 @@ def export_for_serving(
     jit_compile: bool = False,
     keras_layers: bool = False,
     kernel_layout: str = "auto",
+    lanes: int | None = None,
 ) -> Path:
     """Writes `out_dir/<model_name>/<version>/`, a SavedModel for TF Serving.
 
@@ -307,7 +337,7 @@ def export_for_serving(
         seq_length: packed length of the text signatures.
         lower_case, strip_accents: the tokenizer's normalization.
         warmup: write `assets.extra/tf_serving_warmup_requests`.
-        jit_compile, keras_layers, kernel_layout: see `ServingModule`.
+        jit_compile, keras_layers, kernel_layout, lanes: see `ServingModule`.
 
     Returns:
         The version folder, written under a scratch name and renamed into place (synced);
@@ -324,6 +354,7 @@ def export_for_serving(
         jit_compile=jit_compile,
         keras_layers=keras_layers,
         kernel_layout=kernel_layout,
+        lanes=lanes,
     )
     # The functions, not concrete functions traced here: saving traces them in its own
     # context (another cache key), so tracing first would trace every signature twice.
@@ -332,8 +363,9 @@ def export_for_serving(
         tf.saved_model.save(module, str(scratch), signatures=signatures)
         encoder, layout = discriminator.encoder, module.kernel_layout
         write_config_asset(
-            scratch, "serving", encoder, lower_case, strip_accents, kernel_layout=layout
-        )
+            scratch, "serving", encoder, lower_case, strip_accents, kernel_layout=layout,
+            lanes=module.lanes,
+        )  # fmt: skip
         if warmup:
             warmup_file = scratch / "assets.extra" / "tf_serving_warmup_requests"
             write_warmup_requests(

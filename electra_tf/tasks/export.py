@@ -139,7 +139,7 @@ class TaskServingModule(tf.Module):
         )
         self.encoder_weights = list(encoder.weights)
         self.head_weights = spec.head_weights(model)
-        self.lanes = _lanes(encoder, lanes, jit_compile)
+        self.lanes = inference.resolve_lanes(encoder, lanes, jit_compile, default=LANES)
         # One chain reads the query, key and value kernels side by side; lanes read their
         # heads' share of them and of the feed-forward units (copies made once, here).
         self.fused_attention_weights = [
@@ -306,25 +306,6 @@ def _warmup(path: Path, module: TaskServingModule, model_name: str) -> None:
             request.inputs[name].CopyFrom(tf.make_tensor_proto(value))
         log = prediction_log_pb2.PredictLog(request=request)
         writer.write(prediction_log_pb2.PredictionLog(predict_log=log).SerializeToString())
-
-
-def _lanes(encoder, lanes, jit_compile) -> int:
-    """The export's lanes: `lanes` checked, or the default (see `TaskServingModule`)."""
-    if lanes is None:
-        return 1 if jit_compile or not inference.lanes_fit(encoder, LANES) else LANES
-    if isinstance(lanes, bool) or not isinstance(lanes, int | np.integer) or lanes < 1:
-        raise ConfigError(f"lanes must be a whole number of at least 1 (got {lanes!r}).")
-    if jit_compile and lanes > 1:
-        raise ConfigError(
-            f"lanes={lanes} applies to the plain SavedModel; the XLA-compiled one runs one "
-            "chain (XLA schedules its own ops): drop the lanes or jit_compile."
-        )
-    if not inference.lanes_fit(encoder, lanes):
-        raise ConfigError(
-            f"lanes={lanes} does not split this encoder's {encoder.num_heads} heads and "
-            f"{encoder.intermediate_dim} feed-forward units evenly; choose a divisor of both."
-        )
-    return int(lanes)
 
 
 def export_finetuned(

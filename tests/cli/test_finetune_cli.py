@@ -131,7 +131,7 @@ def test_bad_input_at_the_new_doors_is_one_sentence(tmp_path, capsys):
         (["export", "--checkpoint", str(tmp_path / "init"), "--out", str(tmp_path / "o"),
           "--bfloat16"], "--bfloat16 applies to a fine-tuned run's SavedModel"),
         (["export", "--checkpoint", str(tmp_path / "init"), "--out", str(tmp_path / "o"),
-          "--lanes", "2"], "--lanes applies to a fine-tuned run's SavedModel"),
+          "--format", "hub", "--lanes", "2"], "--lanes applies to the TF Serving SavedModel only"),
     ]  # fmt: skip
     for argv, message in cases:
         assert main(argv) == 2, argv
