@@ -7,10 +7,11 @@ For each batch size it times, in one process and in this order:
 1. `keras_predict`: `ElectraDiscriminator.predict_on_batch` (Keras 3);
 2. `saved_model`: the exported SavedModel's `serving_default` signature,
    loaded with `tf.saved_model.load`;
-3. `saved_model_one_lane`, `saved_model_transposed_kernels`: the same as one
-   chain per block (`lanes=1`, the export before lanes), its feed-forward
-   kernels plain or stored transposed (`kernel_layout`; each record names
-   its `kernel_layout` and `lanes`);
+3. `saved_model_<layout>_kernels`: the same with the other `kernel_layout`
+   than the one "auto" picked here (`transposed` or `plain`; each record
+   names its `kernel_layout` and `lanes`);
+   `saved_model_two_lanes`: the same with each block as two lanes
+   (`export --lanes 2`);
 4. `saved_model_keras_layers`: the same, exported with the Keras layers'
    own forward pass in place of `electra_tf.serving.inference`'s;
 5. `saved_model_xla`: the export written with `jit_compile=True`
@@ -107,11 +108,14 @@ def run(args: ServingOptions, emit=None) -> list[dict]:
     )
     import tensorflow_text  # noqa: F401 - the export's text signatures need its ops to load
 
+    from electra_tf.layers.kernels import onednn_runs_avx2
+
+    other = "plain" if onednn_runs_avx2() else "transposed"
     signatures, layouts = {}, {}
     for runtime, options in (
         ("saved_model", {}),
-        ("saved_model_one_lane", {"lanes": 1, "kernel_layout": "plain"}),
-        ("saved_model_transposed_kernels", {"kernel_layout": "transposed"}),
+        (f"saved_model_{other}_kernels", {"kernel_layout": other}),
+        ("saved_model_two_lanes", {"lanes": 2}),
         ("saved_model_keras_layers", {"keras_layers": True}),
         ("saved_model_xla", {"jit_compile": True}),
     ):

@@ -80,10 +80,10 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         "--lanes",
         type=int,
-        help="serving and all (and a fine-tuned run's SavedModel): independent chains per "
-        "encoder block, run side by side on the inter-op threads (default 2 where the heads "
-        "and feed-forward units split evenly; 1 with --xla); serve with at least that many "
-        "inter-op threads",
+        help="SavedModels (serving, all, a fine-tuned run's): independent chains per encoder "
+        "block, run side by side on the inter-op threads; serve with at least that many "
+        "inter-op threads (default: a fine-tuned run's 2 where the heads and feed-forward units "
+        "split evenly, else 1; a pre-training checkpoint's 1; 1 with --xla)",
     )
     parser.add_argument(
         "--kernel-layout",

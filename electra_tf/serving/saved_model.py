@@ -23,9 +23,11 @@ id signature needs only core TensorFlow.
 
 The encoder and head run as `electra_tf.serving.inference` writes them for
 the inference graph (the Keras layers' maths and weights; about 1.1x faster),
-each block as two lanes run side by side on the inter-op threads (`lanes`, as in the
-fine-tuned export: `electra_tf.tasks.export`); one chain (`lanes=1`) can read a layer that
-widens a narrow input from kernels stored transposed (`kernel_layout`, see `ServingModule`).
+with a layer that widens a narrow input read from kernels stored transposed where oneDNN
+runs AVX2 (`kernel_layout`, see `ServingModule`). `lanes=2` (`export --lanes 2`) writes each
+block as two lanes run side by side on the inter-op threads instead, as the fine-tuned export
+does by default; for the encoder it is an option (ELECTRA-Small at 128 tokens on 2 Intel
+cores: 1.36x faster at batch 1, 0.99x at batch 32; docs/results/serving.md).
 `jit_compile=True` (`electra-tf export --xla`) compiles them
 with XLA inside each signature, the input checks staying outside it (XLA would drop them):
 on 2 AVX2 cores about 1.12x faster at batch 1 and 1.05x slower at batch 32
@@ -75,6 +77,10 @@ SIGNATURES = {
 }
 #: `ServingModule`'s `kernel_layout` choices.
 KERNEL_LAYOUTS = ("auto", "transposed", "plain")
+#: The encoder export's default lanes: one chain. Two lanes were 1.36x faster at batch 1 and
+#: 0.99x at batch 32 (ELECTRA-Small, 128 tokens, 2 Intel cores), under the 1.0x its rule asked
+#: there (docs/results/data/encoder-lanes-2026-11-29/RULE.md).
+LANES = 1
 
 
 def float32_discriminator(model) -> ElectraDiscriminator:
@@ -146,9 +152,8 @@ class ServingModule(tf.Module):
             (XLA's own matmul is 1.15x slower on it), in an export of one lane (the lanes
             read copies of their own). The outputs are the same.
         lanes: independent chains per encoder block, run side by side on the inter-op
-            threads (`inference.resolve_lanes`: None gives two where they split the heads
-            and units evenly, and one with `jit_compile`, `keras_layers` or
-            `kernel_layout="transposed"`).
+            threads (`inference.resolve_lanes`); None: `LANES`, one. Refused above one with
+            `jit_compile`, `keras_layers` or `kernel_layout="transposed"`.
     """
 
     def __init__(
@@ -177,7 +182,9 @@ class ServingModule(tf.Module):
                 "--xla / --kernel-layout transposed)."
             )
         one_chain = one_chain or not inference.supports(discriminator)
-        self.lanes = inference.resolve_lanes(discriminator.encoder, 1 if one_chain else lanes)
+        self.lanes = inference.resolve_lanes(
+            discriminator.encoder, 1 if one_chain else lanes, default=LANES
+        )
         self.fused_attention_weights, self.transposed_wide_kernels, self.lane_weights = (
             _serving_kernels(discriminator, keras_layers, jit_compile, kernel_layout, self.lanes)
         )

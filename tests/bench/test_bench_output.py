@@ -84,11 +84,13 @@ def test_serving_lines_give_each_runtime_against_the_saved_model(capsys):
     runtimes = {(r["runtime"], r["batch"]) for r in records}
     assert {("saved_model", 1), ("keras_predict", 1), ("saved_model", 2)} <= runtimes
     assert ("saved_model_keras_layers", 2) in runtimes
-    # one chain, plain and transposed kernels (the tiny model's layer does not widen: plain)
-    assert {("saved_model_one_lane", 2), ("saved_model_transposed_kernels", 2)} <= runtimes
+    # the other kernel layout than "auto" picked here; the tiny model's layer does not widen
+    others = {name for name, _ in runtimes if name.endswith("_kernels")}
+    assert len(others) == 1
+    assert others <= {"saved_model_plain_kernels", "saved_model_transposed_kernels"}
     lanes = {r["runtime"]: r["lanes"] for r in records}
-    assert lanes["saved_model"] == 2 and lanes["keras_predict"] is None
-    assert {lanes[n] for n in lanes if n.startswith("saved_model_")} == {1}
+    assert lanes.pop("saved_model_two_lanes") == 2 and lanes.pop("keras_predict") is None
+    assert {lanes[n] for n in lanes if n.startswith("saved_model")} == {1}
     for record in records:
         assert record["kind"] == "serving" and record["p50_ms"] <= record["p99_ms"]
         assert record["sequences_per_s"] == pytest.approx(record["batch"] * 1000 / record["p50_ms"])

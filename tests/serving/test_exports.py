@@ -168,14 +168,11 @@ def _clean_signatures(exported, shown):
     assert not [key for key in stored if key.startswith("discriminator/encoder/")]
     head = exported["model"].discriminator.rtd_head.weights
     model_size = sum(int(np.prod(w.shape)) for w in encoder.weights + head)
-    # Besides: the two lanes' copies (query/key/value columns and feed-forward units per block)
-    copies = sum(
-        int(np.prod(shape)) for key, shape in stored.items() if key.startswith("lane_weights")
+    fused = sum(
+        int(np.prod(shape)) for key, shape in stored.items() if key.startswith("fused_attention")
     )
-    h, units = encoder.hidden_dim, encoder.intermediate_dim
-    assert copies == encoder.num_layers * (3 * h * h + 3 * h + h * units + units)
     total = sum(int(np.prod(shape)) for key, shape in stored.items() if shape)
-    assert total == model_size + copies
+    assert total == model_size + fused
 
 
 def test_tf_serving_layout_and_clean_signatures(exported):
@@ -421,9 +418,10 @@ def test_the_encoder_signatures_are_traced_without_autograph(exported):
         ), jit_compile
 
 
-def test_the_serving_export_runs_two_lanes_and_answers_as_one_lane(exported, tmp_path):
-    """The encoder export's default lanes (recorded), equal to one chain within 1e-5; lanes
-    where one chain is asked for, or that do not split the heads, refused in one sentence."""
+def test_the_serving_export_with_two_lanes_answers_as_one_lane(exported, tmp_path):
+    """The encoder export's lanes (recorded; one by default), two equal to one chain within
+    1e-5 and storing their copies; lanes where one chain is asked for, or that do not split
+    the heads, refused in one sentence."""
     from electra_tf.config import ConfigError
     from electra_tf.serving.formats import export_model
 
@@ -432,14 +430,21 @@ def test_the_serving_export_runs_two_lanes_and_answers_as_one_lane(exported, tmp
     def lanes_of(folder):
         return json.loads((folder / "assets.extra" / "electra_config.json").read_text())["lanes"]
 
-    one = export_for_serving(
-        model, tmp_path, vocab_file=exported["vocab"], seq_length=16, lanes=1, warmup=False
+    two = export_for_serving(
+        model, tmp_path, vocab_file=exported["vocab"], seq_length=16, lanes=2, warmup=False
     )  # fmt: skip
-    assert (lanes_of(exported["serving"]), lanes_of(one)) == (2, 1)
+    assert (lanes_of(exported["serving"]), lanes_of(two)) == (1, 2)
+    stored = dict(tf.train.list_variables(str(two / "variables" / "variables")))
+    copies = sum(
+        int(np.prod(shape)) for key, shape in stored.items() if key.startswith("lane_weights")
+    )
+    encoder = model.discriminator.encoder
+    h, units = encoder.hidden_dim, encoder.intermediate_dim
+    assert copies == encoder.num_layers * (3 * h * h + 3 * h + h * units + units)
     ids, mask, types = _inputs(model)
     feed = dict(input_word_ids=ids, input_mask=mask, input_type_ids=types)
-    two_out = tf.saved_model.load(str(exported["serving"])).signatures["serving_default"](**feed)
-    one_out = tf.saved_model.load(str(one)).signatures["serving_default"](**feed)
+    two_out = tf.saved_model.load(str(two)).signatures["serving_default"](**feed)
+    one_out = tf.saved_model.load(str(exported["serving"])).signatures["serving_default"](**feed)
     for name in ("rtd_logits", "sequence_output", "pooled_output"):
         np.testing.assert_allclose(two_out[name].numpy(), one_out[name].numpy(), atol=1e-5)
     refused = [

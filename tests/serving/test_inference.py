@@ -116,10 +116,11 @@ def test_every_use_of_an_input_waits_for_the_input_checks(tmp_path):
     for keras_layers in (False, True):
         module = ServingModule(_shared(), ElectraTokenizer(str(vocab)), keras_layers=keras_layers)
         graph = module.serve.get_concrete_function().graph
-        # the serving pass reads the module's lanes' kernels (made once): no concatenation per
-        # call; the Keras layers concatenate
+        # the serving pass reads the module's fused attention kernels: no concatenation per call
         concats = [op for op in graph.get_operations() if op.type == "ConcatV2"]
-        assert bool(concats) == keras_layers and bool(module.lane_weights) != keras_layers
+        assert (
+            bool(concats) == keras_layers and bool(module.fused_attention_weights) != keras_layers
+        )
         asserts = [op for op in graph.get_operations() if op.type == "Assert"]
         assert len(asserts) >= 8
         checks, stack = set(), list(asserts)
@@ -178,7 +179,7 @@ def test_the_serving_module_stores_transposed_kernels_by_layout(tmp_path, monkey
     ids, mask, segments = [tf.constant(a[:3]) for a in _inputs()]
     outputs = {}
     for layout in ("transposed", "plain"):
-        module = ServingModule(wide, tokenizer, kernel_layout=layout, lanes=1)
+        module = ServingModule(wide, tokenizer, kernel_layout=layout)
         assert module.kernel_layout == layout
         stored = module.transposed_wide_kernels
         assert len(stored) == (2 if layout == "transposed" else 0)
@@ -188,14 +189,14 @@ def test_the_serving_module_stores_transposed_kernels_by_layout(tmp_path, monkey
     np.testing.assert_allclose(outputs["transposed"], outputs["plain"], atol=1e-5)
     # "auto" follows oneDNN's instruction set; a layer that does not widen stays plain.
     monkeypatch.setattr(kernels, "onednn_runs_avx2", lambda: True)
-    assert ServingModule(wide, tokenizer, lanes=1).kernel_layout == "transposed"
-    two = ServingModule(wide, tokenizer)  # the lanes read copies of their own
+    assert ServingModule(wide, tokenizer).kernel_layout == "transposed"
+    two = ServingModule(wide, tokenizer, lanes=2)  # the lanes read copies of their own
     assert (two.lanes, two.kernel_layout, two.transposed_wide_kernels) == (2, "plain", [])
-    assert ServingModule(_shared(), tokenizer, lanes=1).kernel_layout == "plain"
+    assert ServingModule(_shared(), tokenizer).kernel_layout == "plain"
     assert ServingModule(wide, tokenizer, keras_layers=True).transposed_wide_kernels == []
     assert ServingModule(wide, tokenizer, jit_compile=True).kernel_layout == "plain"  # XLA's dot
     monkeypatch.setattr(kernels, "onednn_runs_avx2", lambda: False)
-    assert ServingModule(wide, tokenizer, lanes=1).kernel_layout == "plain"
+    assert ServingModule(wide, tokenizer).kernel_layout == "plain"
     with pytest.raises(ValueError, match="kernel_layout must be one of"):
         ServingModule(wide, tokenizer, kernel_layout="sideways")
 
