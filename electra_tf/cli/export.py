@@ -63,6 +63,17 @@ def add_parser(subparsers) -> None:
         action="store_true",
         help="the vocabulary is cased (default: the casing the checkpoint's config records)",
     )
+    _add_saved_model_flags(parser)
+    parser.add_argument(
+        "--allow-suspect",
+        action="store_true",
+        help="export a checkpoint written while its run was in trouble (refused by default)",
+    )
+    parser.set_defaults(handler=run)
+
+
+def _add_saved_model_flags(parser) -> None:
+    """The flags that shape a TF Serving SavedModel's graph."""
     parser.add_argument(
         "--xla",
         action="store_true",
@@ -91,12 +102,6 @@ def add_parser(subparsers) -> None:
         help="serving and all: store ELECTRA-Small's 256->1024 feed-forward kernels transposed "
         "too, faster on oneDNN's AVX2 matmul (default auto: when this machine's oneDNN runs AVX2)",
     )
-    parser.add_argument(
-        "--allow-suspect",
-        action="store_true",
-        help="export a checkpoint written while its run was in trouble (refused by default)",
-    )
-    parser.set_defaults(handler=run)
 
 
 #: The pre-training export's flags that a fine-tuned run's export has no use for: why, and
