@@ -46,6 +46,8 @@ from pathlib import Path
 
 import numpy as np
 
+from electra_tf.bench import task_serving_peers as onnx_peers
+
 __all__ = ["TaskServingOptions", "IMPLS", "build", "run_once", "compare", "summarize"]
 
 IMPLS = (
@@ -75,63 +77,6 @@ class TaskServingOptions:
     warmup: int = 5
 
 
-def _torch_module(model):
-    """A PyTorch module (`ElectraModel` and a linear layer on [CLS]) with the Keras
-    classifier's weights."""
-    import torch
-    from transformers import ElectraConfig
-
-    from electra_tf.serving.hugging_face import encoder_state, hugging_face_config
-
-    labels = list(model.labels)
-    config = hugging_face_config(model.encoder, "ElectraForSequenceClassification")
-    config.update(id2label=dict(enumerate(labels)), label2id={n: i for i, n in enumerate(labels)})
-    module = _torch_class()(ElectraConfig(**config)).eval()
-    state = {name: torch.from_numpy(value) for name, value in encoder_state(model.encoder).items()}
-    state["classifier.weight"] = torch.from_numpy(model.output_dense.kernel.numpy().T.copy())
-    state["classifier.bias"] = torch.from_numpy(model.output_dense.bias.numpy().copy())
-    missing, unexpected = module.load_state_dict(state, strict=False)
-    if unexpected or [m for m in missing if "position_ids" not in m]:
-        raise RuntimeError(f"weights not mapped: missing {missing}, unexpected {unexpected}")
-    return module
-
-
-def _hf_tokenizer(folder: Path, lower_case: bool, seq: int):
-    from transformers import BertTokenizerFast
-
-    return BertTokenizerFast(  # transformers 5: `vocab` takes the vocab.txt path
-        vocab=str(folder / "vocab.txt"), do_lower_case=lower_case, model_max_length=seq
-    )
-
-
-def _onnx(module, work: Path, heads: int, hidden: int) -> dict:
-    """model.onnx (BERT-fused by onnxruntime's optimizer) and model_int8.onnx."""
-    import onnx
-    import torch
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-    from onnxruntime.transformers import optimizer
-
-    names = ["input_ids", "attention_mask", "token_type_ids"]
-    ids = torch.ones(2, 8, dtype=torch.long)
-    raw = work / "model_raw.onnx"
-    module.set_attn_implementation("eager")  # traced as plain ops, which the fusions match
-    torch.onnx.export(
-        module, (ids, ids, ids * 0), str(raw), input_names=names, output_names=["logits"],
-        dynamic_axes={n: {0: "batch", 1: "sequence"} for n in names}, opset_version=17,
-        dynamo=False,
-    )  # fmt: skip
-    module.set_attn_implementation("sdpa")
-    fused = optimizer.optimize_model(
-        str(raw), model_type="bert", num_heads=heads, hidden_size=hidden
-    )
-    fused.save_model_to_file(str(work / "model.onnx"))
-    quantize_dynamic(
-        str(work / "model.onnx"), str(work / "model_int8.onnx"), weight_type=QuantType.QInt8,
-        extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},  # fused ops' outputs
-    )  # fmt: skip
-    return {"fused_ops": {k: v for k, v in fused.get_fused_operator_statistics().items() if v}}
-
-
 def build(run, work, log=print) -> dict:
     """Every served form of `run`'s model into `work` (see the module docstring)."""
     import torch
@@ -152,9 +97,9 @@ def build(run, work, log=print) -> dict:
     for impl, quantize in (("litert", None), ("litert_int8", "int8")):
         export_litert(model, info, work / impl, model_name="m", quantize=quantize)
     log("[bench] PyTorch module, ONNX and int8 ONNX")
-    module = _torch_module(model)
+    module = onnx_peers.torch_module(model)
     module.save_pretrained(str(work / "hf"))
-    tokenizer = _hf_tokenizer(work, bool(model.preprocessor.lower_case), seq)
+    tokenizer = onnx_peers.hf_tokenizer(work, bool(model.preprocessor.lower_case), seq)
     sample = list(texts[:64])
     with torch.inference_mode():
         encoded = tokenizer(sample, padding=True, truncation=True, return_tensors="pt")
@@ -169,10 +114,10 @@ def build(run, work, log=print) -> dict:
             for row, i in zip(ours, keras_logits.argmax(1), strict=True)
         ),
         "sample": len(sample),
-        **_onnx(module, work, model.encoder.num_heads, model.encoder.hidden_dim),
+        **onnx_peers.onnx_models(module, work, model.encoder.num_heads, model.encoder.hidden_dim),
     }
     for name in ("model.onnx", "model_int8.onnx"):
-        logits = _onnx_session(work / name, 2).run(None, _feeds(encoded))[0]
+        logits = onnx_peers.onnx_session(work / name, 2).run(None, onnx_peers.feeds(encoded))[0]
         record[f"{name}_vs_keras_max_abs"] = float(np.abs(logits - keras_logits).max())
     lower_case, labels = bool(model.preprocessor.lower_case), list(model.labels)
     meta = {**record, "lower_case": lower_case, "seq": seq, "labels": labels}
@@ -225,72 +170,29 @@ def _runtime(options: TaskServingOptions, work: Path, meta: dict):
 
         predictor = open_predictor(work / impl, num_threads=threads)
         return lambda texts: [row["label"] for row in predictor(texts)]
-    tokenizer = _hf_tokenizer(work, meta["lower_case"], meta["seq"])
+    tokenizer = onnx_peers.hf_tokenizer(work, meta["lower_case"], meta["seq"])
     labels = meta["labels"]
     if impl == "pipeline":
         import torch
         from transformers import pipeline
 
         torch.set_num_threads(threads)
-        module = _load_torch(work)
+        module = onnx_peers.load_torch(work)
         classify = pipeline("text-classification", model=module, tokenizer=tokenizer, device=-1)
         return lambda texts: [
             r["label"] for r in classify(list(texts), batch_size=len(texts), truncation=True)
         ]
-    session = _onnx_session(
+    session = onnx_peers.onnx_session(
         work / ("model_int8.onnx" if "int8" in impl else "model.onnx"), threads,
         parallel=impl == "onnxruntime_parallel",
     )  # fmt: skip
 
     def call(texts):
         encoded = tokenizer(list(texts), padding=True, truncation=True, return_tensors="np")
-        logits = session.run(None, _feeds(encoded))[0]
+        logits = session.run(None, onnx_peers.feeds(encoded))[0]
         return [labels[i] for i in logits.argmax(-1)]
 
     return call
-
-
-def _onnx_session(path: Path, threads: int, parallel: bool = False):
-    """`threads` intra-op threads, or with `parallel` the parallel executor on `threads`
-    inter-op threads of 1 intra-op thread each."""
-    import onnxruntime as ort
-
-    settings = ort.SessionOptions()
-    settings.intra_op_num_threads, settings.inter_op_num_threads = threads, 1
-    if parallel:
-        settings.execution_mode = ort.ExecutionMode.ORT_PARALLEL
-        settings.intra_op_num_threads, settings.inter_op_num_threads = 1, threads
-    return ort.InferenceSession(str(path), settings, providers=["CPUExecutionProvider"])
-
-
-def _feeds(encoded) -> dict:
-    names = ("input_ids", "attention_mask", "token_type_ids")
-    return {name: np.asarray(encoded[name], np.int64) for name in names}
-
-
-def _load_torch(work: Path):
-    return _torch_class().from_pretrained(str(work / "hf")).eval()
-
-
-def _torch_class():
-    import torch
-    from transformers import ElectraModel, ElectraPreTrainedModel
-    from transformers.modeling_outputs import SequenceClassifierOutput
-
-    class ClassifierOnCLS(ElectraPreTrainedModel):
-        def __init__(self, config):
-            super().__init__(config)
-            self.electra = ElectraModel(config)
-            self.classifier = torch.nn.Linear(config.hidden_size, config.num_labels)
-            self.post_init()
-
-        def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, **_):
-            hidden = self.electra(
-                input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            ).last_hidden_state
-            return SequenceClassifierOutput(logits=self.classifier(hidden[:, 0]))
-
-    return ClassifierOnCLS
 
 
 def _is_tf(impl: str) -> bool:

@@ -8,7 +8,7 @@ import pytest
 import torch
 from helpers import scratch_init_one_layer
 
-from electra_tf.bench import task_serving
+from electra_tf.bench import task_serving, task_serving_peers
 from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
 
 WORDS = "the food was good bad slow quick ada met bob in rome paris".split()
@@ -48,7 +48,7 @@ def test_the_pytorch_peer_holds_the_keras_weights(toy_run):
     from electra_tf.tasks.model_folder import load_finetuned
 
     model, _ = load_finetuned(toy_run)
-    module = task_serving._torch_module(model)
+    module = task_serving_peers.torch_module(model)
     texts = ["the food was good", "bad slow rome", "quick"]
     packed = model.preprocessor.pack_all(texts)
     width = int(np.asarray(packed["padding_mask"]).sum(1).max())

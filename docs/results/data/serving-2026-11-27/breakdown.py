@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-from electra_tf.bench.task_serving import _feeds, _hf_tokenizer, _onnx_session
+from electra_tf.bench.task_serving_peers import (  # moved there 2026-11-29
+    feeds as _feeds, hf_tokenizer as _hf_tokenizer, onnx_session as _onnx_session)
 from electra_tf.tasks.litert import LiteRTPredictor, LiteTextModule
 from electra_tf.tasks.model_folder import load_finetuned
 

@@ -7,7 +7,7 @@
 The model: a MiniLM-shaped classifier (6 layers, hidden 384, 12 heads, intermediate 1536;
 random weights over a made-up 3,000-word vocabulary, as ../serving-xla-2026-11-28/build.py),
 exported as `electra-tf export` does (plain), and the same weights as ONNX fused and
-quantized as `electra-tf bench serving` builds them (electra_tf.bench.task_serving._onnx).
+quantized as `electra-tf bench serving` builds them (electra_tf.bench.task_serving_peers.onnx_models).
 400 texts of 8-40 words. 2 intra-op threads, 1 inter-op, as the bench. Per batch size:
 untraced wall times of the whole call (medians), then traced calls summed by op type
 (TensorFlow: the op events of the XPlane trace; ONNX Runtime: its node events), divided by
@@ -38,7 +38,7 @@ def _batches(texts, batch, calls):
 def build(work: Path) -> None:
     import keras
 
-    from electra_tf.bench.task_serving import _onnx, _torch_module
+    from electra_tf.bench.task_serving_peers import onnx_models as _onnx, torch_module as _torch_module
     from electra_tf.data.vocabulary import SPECIAL_TOKENS
     from electra_tf.models.encoder import ElectraEncoder
     from electra_tf.tasks.export import export_finetuned
@@ -140,7 +140,7 @@ def _summary(walls, count, units, calls, per_ms) -> dict:
 def profile_ort(work: Path) -> dict:
     import onnxruntime as ort
 
-    from electra_tf.bench.task_serving import _feeds, _hf_tokenizer
+    from electra_tf.bench.task_serving_peers import feeds as _feeds, hf_tokenizer as _hf_tokenizer
 
     texts = json.loads((work / "texts.json").read_text())
     tokenizer = _hf_tokenizer(work, True, 128)
