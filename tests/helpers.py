@@ -293,3 +293,49 @@ def functions_run_eagerly():
 FASTER_XLA_FLAGS = (
     f"{FAST_XLA_FLAGS} --xla_cpu_use_fusion_emitters=false --xla_cpu_use_thunk_runtime=false"
 )
+
+
+def exported_classifier_and_tagger(folder, tokens, make_encoder, setting, values):
+    """{kind: (model, {value: (version folder, its `serve` signature)})}: an untrained
+    3-label text classifier and 3-tag tagger over `tokens` (length 12, encoders from
+    `make_encoder()`), each exported by `export_finetuned` once per value of its keyword
+    `setting` (the caller seeds first)."""
+    import tensorflow as tf
+
+    from electra_tf.tasks.export import export_finetuned
+    from electra_tf.tasks.text_classifier import ElectraTextClassifier
+    from electra_tf.tasks.text_classifier_preprocessor import ElectraTextClassifierPreprocessor
+    from electra_tf.tasks.token_classifier import ElectraTokenClassifier
+    from electra_tf.tasks.token_classifier_preprocessor import ElectraTokenClassifierPreprocessor
+
+    classifier = ElectraTextClassifier(
+        make_encoder(), ["bad", "good", "meh"], "classification",
+        ElectraTextClassifierPreprocessor(tokens, sequence_length=12),
+    )  # fmt: skip
+    tagger = ElectraTokenClassifier(
+        make_encoder(), ["B-LOC", "B-PER", "O"],
+        ElectraTokenClassifierPreprocessor(tokens, sequence_length=12),
+    )  # fmt: skip
+    found = {}
+    for kind, model in (("classification", classifier), ("tagging", tagger)):
+        model.build()
+        info = {"kind": kind, "labels": model.labels, "pair": False}
+        forms = {}
+        for value in values:
+            path = export_finetuned(
+                model, info, folder, model_name=f"{kind}_{value}", warmup=False,
+                **{setting: value},
+            )  # fmt: skip
+            forms[value] = (path, tf.saved_model.load(str(path)).signatures["serve"])
+        found[kind] = (model, forms)
+    return found
+
+
+def served_ids(model, texts) -> dict:
+    """`texts` packed by `model`'s preprocessor as the `serve` signature's int32 inputs."""
+    import tensorflow as tf
+
+    packed = model.preprocessor.pack_all(texts)
+    keys = (("input_word_ids", "token_ids"), ("input_mask", "padding_mask"),
+            ("input_type_ids", "segment_ids"))  # fmt: skip
+    return {name: tf.constant(np.asarray(packed[key], np.int32)) for name, key in keys}

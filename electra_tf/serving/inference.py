@@ -47,13 +47,14 @@ import keras_hub
 import tensorflow as tf
 
 from electra_tf.layers import kernels
-from electra_tf.serving.lanes import lane_weights, lanes_fit, resolve_lanes
+from electra_tf.serving.lanes import lane_variables, lane_weights, lanes_fit, resolve_lanes
 
 __all__ = [
     "supports",
     "discriminator_outputs",
     "encoder_sequence",
     "fused_qkv",
+    "lane_variables",
     "lane_weights",
     "lanes_fit",
     "resolve_lanes",
@@ -137,8 +138,8 @@ def fused_qkv(encoder) -> list:
 
 
 def _rows_of(kernel, lane: int, lanes: int):
-    """Rows `lane`'s share of a kernel read as `[in, out]`: a slice of dimension 0, which
-    TensorFlow takes without copying."""
+    """Lane `lane`'s share of the rows of a kernel read as `[in, out]`: a slice of dimension
+    0, which TensorFlow takes without copying."""
     kernel = tf.reshape(kernel, [-1, kernel.shape[-1]])
     share = kernel.shape[0] // lanes
     return kernel[lane * share : (lane + 1) * share]
@@ -250,18 +251,10 @@ def _lane_block(x, layer, block, bias, where, gelu, norm=_layer_norm):
     residuals; `where`: (batch, length, heads, rows, first_only) as `_attention` reads them."""
     batch, length, heads, rows, first = where
     lanes, dtype = len(block), x.dtype
-    contexts = [
-        _attention(
-            tf.nn.bias_add(tf.matmul(x, _as(kernel, dtype)), _as(qkv_bias, dtype)),
-            bias,
-            batch,
-            length,
-            heads // lanes,
-            rows,
-            first,
-        )  # fmt: skip
-        for kernel, qkv_bias, _, _ in block
-    ]
+    contexts = []
+    for kernel, qkv_bias, _, _ in block:
+        qkv = tf.nn.bias_add(tf.matmul(x, _as(kernel, dtype)), _as(qkv_bias, dtype))
+        contexts.append(_attention(qkv, bias, batch, length, heads // lanes, rows, first))
     if first:  # from here on, [B, H]: each sequence's first position
         x = _first_rows(x, batch, length, rows)
     out = layer._self_attention_layer._output_dense

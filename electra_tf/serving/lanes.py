@@ -6,7 +6,8 @@ attention, their rows of the output projection) and the feed-forward units
 narrowing kernel); the lanes join where the block adds its residual
 (`inference.encoder_sequence(lanes=)`), so TensorFlow's inter-op threads run them side by
 side. Here: whether `L` splits an encoder (`lanes_fit`), an export's lanes checked or
-defaulted (`resolve_lanes`), and the lanes' column copies, made once (`lane_weights`).
+defaulted (`resolve_lanes`), and the lanes' column copies, made once (`lane_weights`; as an
+export module's variables, `lane_variables`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-__all__ = ["lanes_fit", "resolve_lanes", "lane_weights"]
+__all__ = ["lanes_fit", "resolve_lanes", "lane_weights", "lane_variables"]
 
 
 def lanes_fit(encoder, lanes: int) -> bool:
@@ -76,3 +77,14 @@ def lane_weights(encoder, lanes: int) -> list:
             ))  # fmt: skip
         weights.append(block)
     return weights
+
+
+def lane_variables(encoder, lanes: int) -> list:
+    """`lane_weights` as non-trainable variables (an export module's, saved with it); an empty
+    list for one lane, which reads no copies of these."""
+    if lanes == 1:
+        return []
+    return [
+        [[tf.Variable(w, trainable=False) for w in lane] for lane in block]
+        for block in lane_weights(encoder, lanes)
+    ]

@@ -110,11 +110,7 @@ def _serving_kernels(
     """
     encoder = discriminator.encoder
     if lanes > 1:
-        lane_weights = [
-            [[tf.Variable(w, trainable=False) for w in lane] for lane in block]
-            for block in inference.lane_weights(encoder, lanes)
-        ]
-        return [], [], lane_weights
+        return [], [], inference.lane_variables(encoder, lanes)
     fused = []
     if not keras_layers and inference.supports(discriminator):
         fused = [

@@ -146,10 +146,7 @@ class TaskServingModule(tf.Module):
             [tf.Variable(kernel, trainable=False), tf.Variable(bias, trainable=False)]
             for kernel, bias in (inference.fused_qkv(encoder) if self.lanes == 1 else ())
         ]
-        self.lane_weights = [
-            [[tf.Variable(w, trainable=False) for w in lane] for lane in block]
-            for block in (inference.lane_weights(encoder, self.lanes) if self.lanes > 1 else ())
-        ]
+        self.lane_weights = inference.lane_variables(encoder, self.lanes)
         self.labels = tf.constant(getattr(model, "labels", None) or ["score"])
         self.tokenizer = ElectraTokenizer(
             vocab_file,

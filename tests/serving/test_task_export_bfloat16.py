@@ -8,17 +8,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 import tensorflow as tf
+from helpers import exported_classifier_and_tagger, served_ids
 
 from electra_tf.config import ConfigError
 from electra_tf.data.vocabulary import SPECIAL_TOKENS
 from electra_tf.layers import kernels
 from electra_tf.models.encoder import ElectraEncoder
 from electra_tf.serving import inference
-from electra_tf.tasks.export import TaskServingModule, export_finetuned
+from electra_tf.tasks.export import TaskServingModule
 from electra_tf.tasks.text_classifier import ElectraTextClassifier
 from electra_tf.tasks.text_classifier_preprocessor import ElectraTextClassifierPreprocessor
-from electra_tf.tasks.token_classifier import ElectraTokenClassifier
-from electra_tf.tasks.token_classifier_preprocessor import ElectraTokenClassifierPreprocessor
 
 TOKENS = list(SPECIAL_TOKENS) + "the food was good bad slow ada met bob in rome ##s".split()
 LONG = ["ada met bob in rome", "the food was good , bad", "romes slow"]  # 20 real tokens
@@ -37,36 +36,9 @@ def _encoder():
 def exports(tmp_path_factory):
     """{kind: (model, {rows: (version folder, its `serve` signature)})} for a classifier and
     a tagger, each exported plain (rows None) and with `bfloat16_rows=ROWS`."""
-    folder = tmp_path_factory.mktemp("bf16")
     tf.keras.utils.set_random_seed(8)
-    classifier = ElectraTextClassifier(
-        _encoder(), ["bad", "good", "meh"], "classification",
-        ElectraTextClassifierPreprocessor(TOKENS, sequence_length=12),
-    )  # fmt: skip
-    tagger = ElectraTokenClassifier(
-        _encoder(), ["B-LOC", "B-PER", "O"],
-        ElectraTokenClassifierPreprocessor(TOKENS, sequence_length=12),
-    )  # fmt: skip
-    found = {}
-    for kind, model in (("classification", classifier), ("tagging", tagger)):
-        model.build()
-        info = {"kind": kind, "labels": model.labels, "pair": False}
-        forms = {}
-        for rows in (None, ROWS):
-            path = export_finetuned(
-                model, info, folder, model_name=f"{kind}_{rows}", warmup=False,
-                bfloat16_rows=rows,
-            )  # fmt: skip
-            forms[rows] = (path, tf.saved_model.load(str(path)).signatures["serve"])
-        found[kind] = (model, forms)
-    return found
-
-
-def _ids(model, texts):
-    packed = model.preprocessor.pack_all(texts)
-    keys = (("input_word_ids", "token_ids"), ("input_mask", "padding_mask"),
-            ("input_type_ids", "segment_ids"))  # fmt: skip
-    return {name: tf.constant(np.asarray(packed[key], np.int32)) for name, key in keys}
+    folder = tmp_path_factory.mktemp("bf16")
+    return exported_classifier_and_tagger(folder, TOKENS, _encoder, "bfloat16_rows", (None, ROWS))
 
 
 @pytest.mark.parametrize("kind", ["classification", "tagging"])
@@ -74,7 +46,7 @@ def test_from_the_threshold_the_encoder_runs_in_bfloat16_and_below_it_in_float32
     model, forms = exports[kind]
     plain, bf16 = forms[None][1], forms[ROWS][1]
     for texts, in_bf16 in ((LONG, True), (SHORT, False)):
-        ids = _ids(model, texts)
+        ids = served_ids(model, texts)
         assert (int(tf.reduce_sum(ids["input_mask"])) >= ROWS) == in_bf16
         a, b = np.asarray(plain(**ids)["outputs"]), np.asarray(bf16(**ids)["outputs"])
         assert b.dtype == np.float32 and b.shape == a.shape

@@ -7,16 +7,15 @@ import json
 import numpy as np
 import pytest
 import tensorflow as tf
+from helpers import exported_classifier_and_tagger, served_ids
 
 from electra_tf.config import ConfigError
 from electra_tf.data.vocabulary import SPECIAL_TOKENS
 from electra_tf.models.encoder import ElectraEncoder
 from electra_tf.serving import inference
-from electra_tf.tasks.export import LANES, TaskServingModule, export_finetuned
+from electra_tf.tasks.export import LANES, TaskServingModule
 from electra_tf.tasks.text_classifier import ElectraTextClassifier
 from electra_tf.tasks.text_classifier_preprocessor import ElectraTextClassifierPreprocessor
-from electra_tf.tasks.token_classifier import ElectraTokenClassifier
-from electra_tf.tasks.token_classifier_preprocessor import ElectraTokenClassifierPreprocessor
 
 TOKENS = list(SPECIAL_TOKENS) + "the food was good bad slow ada met bob in rome ##s".split()
 TEXTS = ["ada met bob in rome", "the food was good , bad", "romes slow", "bob"]
@@ -90,37 +89,16 @@ def test_lanes_that_do_not_split_evenly_are_refused():
 def exports(tmp_path_factory):
     """{kind: (model, {lanes: (version folder, its `serve` signature)})}: a classifier and a
     tagger, each exported with the default lanes and with one."""
-    folder = tmp_path_factory.mktemp("lanes")
     tf.keras.utils.set_random_seed(8)
-    classifier = ElectraTextClassifier(
-        _encoder(), ["bad", "good", "meh"], "classification",
-        ElectraTextClassifierPreprocessor(TOKENS, sequence_length=12),
-    )  # fmt: skip
-    tagger = ElectraTokenClassifier(
-        _encoder(), ["B-LOC", "B-PER", "O"],
-        ElectraTokenClassifierPreprocessor(TOKENS, sequence_length=12),
-    )  # fmt: skip
-    found = {}
-    for kind, model in (("classification", classifier), ("tagging", tagger)):
-        model.build()
-        info = {"kind": kind, "labels": model.labels, "pair": False}
-        forms = {}
-        for lanes in (None, 1):
-            path = export_finetuned(
-                model, info, folder, model_name=f"{kind}_{lanes}", warmup=False, lanes=lanes
-            )  # fmt: skip
-            forms[lanes] = (path, tf.saved_model.load(str(path)).signatures["serve"])
-        found[kind] = (model, forms)
-    return found
+    folder = tmp_path_factory.mktemp("lanes")
+    return exported_classifier_and_tagger(folder, TOKENS, _encoder, "lanes", (None, 1))
 
 
 @pytest.mark.parametrize("kind", ["classification", "tagging"])
 def test_the_default_export_runs_two_lanes_and_answers_as_one_lane_and_keras(exports, kind):
     model, forms = exports[kind]
     packed = model.preprocessor.pack_all(TEXTS)
-    keys = (("input_word_ids", "token_ids"), ("input_mask", "padding_mask"),
-            ("input_type_ids", "segment_ids"))  # fmt: skip
-    ids = {name: tf.constant(np.asarray(packed[key], np.int32)) for name, key in keys}
+    ids = served_ids(model, TEXTS)
     two, one = (np.asarray(forms[lanes][1](**ids)["outputs"]) for lanes in (None, 1))
     np.testing.assert_allclose(two, one, rtol=0, atol=1e-5)
     logits = np.asarray(model(packed, training=False))
