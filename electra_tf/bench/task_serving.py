@@ -13,7 +13,7 @@
 - `saved_model_xla`: the same with its encoder and head compiled by XLA (`export --xla`);
   its warm-up also calls every timed text and batch once, so that XLA's compilations (one
   per new `[batch, length]`) fall there, as after TF Serving's warm-up (`warmup_s`);
-- `saved_model_bf16`: the same with its encoder in bfloat16 from 256 real tokens a call
+- `saved_model_bf16`: the same with its encoder in bfloat16, its weights bfloat16 constants
   (`export --bfloat16`; for CPUs with AMX or AVX512_BF16);
 - `litert`, `litert_int8`: its LiteRT export, float32 and dynamic-range int8;
 - `onnxruntime`, `onnxruntime_int8`, `onnxruntime_parallel`: the same weights as a PyTorch

@@ -84,9 +84,9 @@ def _add_saved_model_flags(parser) -> None:
     parser.add_argument(
         "--bfloat16",
         action="store_true",
-        help="a fine-tuned run's SavedModel: run the encoder in bfloat16 for calls of at least "
-        "256 real tokens (faster on CPUs with AMX or AVX512_BF16; slower elsewhere; labels may "
-        "change where two scores are within about 1%%)",
+        help="a fine-tuned run's SavedModel: run the encoder in bfloat16, its weights stored "
+        "as bfloat16 constants (faster on CPUs with AMX or AVX512_BF16; slower elsewhere; "
+        "labels may change where two scores are within about 1%%)",
     )
     parser.add_argument(
         "--lanes",

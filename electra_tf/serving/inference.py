@@ -44,6 +44,7 @@ import math
 
 import keras
 import keras_hub
+import numpy as np
 import tensorflow as tf
 
 from electra_tf.layers import kernels
@@ -52,6 +53,7 @@ from electra_tf.serving.lanes import lane_variables, lane_weights, lanes_fit, re
 __all__ = [
     "supports",
     "discriminator_outputs",
+    "as_constant",
     "encoder_sequence",
     "fused_qkv",
     "lane_variables",
@@ -100,11 +102,28 @@ def _as(value, dtype):
     return value if dtype == tf.float32 else tf.cast(value, dtype)
 
 
-def _dense(x, layer):
+def as_constant(value, dtype):
+    """`value` (a weight) in `dtype`: itself in float32; otherwise, for a variable, its value
+    now written into the graph as a constant of `dtype`, else a cast.
+
+    oneDNN keeps the reordered form of a constant operand between calls, so a bfloat16 pass
+    whose weights are constants neither casts nor reorders them per call: on a 2-core Intel
+    Xeon with AMX the served MiniLM encoder then took 3.3 ms at `[1, 27]` against 4.1 with
+    bfloat16 variables, 5.2 in float32 (docs/results/serving.md). Read only at trace time:
+    a graph traced with it keeps the values it saw.
+    """
+    if dtype == tf.float32 or not hasattr(value, "numpy"):
+        return _as(value, dtype)
+    with tf.init_scope():  # the variable's value, read eagerly while tracing
+        array = np.asarray(value.numpy(), np.float32)
+    return tf.constant(array.astype(dtype.as_numpy_dtype))
+
+
+def _dense(x, layer, read=_as):
     """`[N, in] -> [N, out]` with the layer's kernel and bias (activation not applied), in
-    `x`'s dtype."""
-    kernel = tf.reshape(_as(layer.kernel, x.dtype), [-1, layer.kernel.shape[-1]])
-    return tf.nn.bias_add(tf.matmul(x, kernel), _as(layer.bias, x.dtype))
+    `x`'s dtype (each weight through `read`, `_as` or `as_constant`)."""
+    kernel = tf.reshape(read(layer.kernel, x.dtype), [-1, layer.kernel.shape[-1]])
+    return tf.nn.bias_add(tf.matmul(x, kernel), read(layer.bias, x.dtype))
 
 
 def _layer_norm(x, layer):
@@ -161,7 +180,7 @@ def transposed_wide_kernels(encoder) -> list:
 
 def encoder_sequence(
     encoder, token_ids, padding_mask, segment_ids, qkv_weights=None, wide_kernels_t=None,
-    litert=False, packed=False, first_only=False, dtype=tf.float32, lanes=None,
+    litert=False, packed=False, first_only=False, dtype=tf.float32, lanes=None, read=_as,
 ):  # fmt: skip
     """The encoder's last hidden states as `[B*S, H]` (inference: no dropout).
 
@@ -189,6 +208,8 @@ def encoder_sequence(
     chains (its heads and feed-forward units split in L), which the inter-op threads run
     side by side (`qkv_weights` and `wide_kernels_t` are not read). The same sums in
     another order: equal within float32 rounding.
+    `read`: how a weight is read in `dtype`, `_as` (a cast per call) or `as_constant`
+    (written into the graph once, in `dtype`).
     """
     shape = tf.shape(token_ids)
     batch, length = shape[0], shape[1]
@@ -197,7 +218,7 @@ def encoder_sequence(
     x = _embedded(encoder.embeddings, token_ids, segment_ids, length, rows, norm)
     x = _as(x, dtype)
     if encoder.embeddings_project is not None:
-        x = _dense(x, encoder.embeddings_project)
+        x = _dense(x, encoder.embeddings_project, read)
     hidden, heads = encoder.hidden_dim, encoder.num_heads
     mask = (
         tf.reshape(padding_mask, [batch, 1, 1, length])
@@ -217,64 +238,65 @@ def encoder_sequence(
     for i, (layer, fused, wide_kernel_t) in enumerate(blocks):
         first = first_only and i == last
         if lanes is not None:
-            x = _lane_block(
-                x, layer, lanes[i], bias, (batch, length, heads, rows, first), gelu, norm
-            )
+            where = (batch, length, heads, rows, first)
+            x = _lane_block(x, layer, lanes[i], bias, where, gelu, norm, read)
             continue
         attention = layer._self_attention_layer
-        qkv = tf.nn.bias_add(tf.matmul(x, _as(fused[0], dtype)), _as(fused[1], dtype))
+        qkv = tf.nn.bias_add(tf.matmul(x, read(fused[0], dtype)), read(fused[1], dtype))
         context = _attention(qkv, bias, batch, length, heads, rows, first)
         if first:  # from here on, [B, H]: each sequence's first position
             x = _first_rows(x, batch, length, rows)
-        x = norm(_dense(context, attention._output_dense) + x, layer._self_attention_layer_norm)
-        x = _feed_forward(x, layer, gelu, wide_kernel_t, norm)
+        attended = _dense(context, attention._output_dense, read)
+        x = norm(attended + x, layer._self_attention_layer_norm)
+        x = _feed_forward(x, layer, gelu, wide_kernel_t, norm, read)
     x = tf.cast(x, tf.float32)  # no op in float32
     if packed and not first_only:
         x = tf.scatter_nd(rows[:, None], x, tf.stack([batch * length, hidden]))
     return x
 
 
-def _feed_forward(x, layer, gelu, wide_kernel_t=None, norm=_layer_norm):
+def _feed_forward(x, layer, gelu, wide_kernel_t=None, norm=_layer_norm, read=_as):
     """A block's feed-forward half with its residual and LayerNorm, on `[N, H]` rows; the
     intermediate product reads `wide_kernel_t` (`transposed_wide_kernels`) when given."""
     intermediate = layer._feedforward_intermediate_dense
     if wide_kernel_t is None:
-        inner = gelu(_dense(x, intermediate))
+        inner = gelu(_dense(x, intermediate, read))
     else:
-        product = tf.matmul(x, _as(wide_kernel_t, x.dtype), transpose_b=True)
-        inner = gelu(tf.nn.bias_add(product, _as(intermediate.bias, x.dtype)))
-    return norm(_dense(inner, layer._feedforward_output_dense) + x, layer._feedforward_layer_norm)
+        product = tf.matmul(x, read(wide_kernel_t, x.dtype), transpose_b=True)
+        inner = gelu(tf.nn.bias_add(product, read(intermediate.bias, x.dtype)))
+    output = _dense(inner, layer._feedforward_output_dense, read)
+    return norm(output + x, layer._feedforward_layer_norm)
 
 
-def _lane_block(x, layer, block, bias, where, gelu, norm=_layer_norm):
+def _lane_block(x, layer, block, bias, where, gelu, norm=_layer_norm, read=_as):
     """One block as `len(block)` independent chains (`lane_weights`), joined where it adds its
     residuals; `where`: (batch, length, heads, rows, first_only) as `_attention` reads them."""
     batch, length, heads, rows, first = where
     lanes, dtype = len(block), x.dtype
     contexts = []
     for kernel, qkv_bias, _, _ in block:
-        qkv = tf.nn.bias_add(tf.matmul(x, _as(kernel, dtype)), _as(qkv_bias, dtype))
+        qkv = tf.nn.bias_add(tf.matmul(x, read(kernel, dtype)), read(qkv_bias, dtype))
         contexts.append(_attention(qkv, bias, batch, length, heads // lanes, rows, first))
     if first:  # from here on, [B, H]: each sequence's first position
         x = _first_rows(x, batch, length, rows)
     out = layer._self_attention_layer._output_dense
-    parts = [
-        tf.matmul(c, _as(_rows_of(out.kernel, j, lanes), dtype)) for j, c in enumerate(contexts)
-    ]
+    kernel = read(out.kernel, dtype)
+    parts = [tf.matmul(c, _rows_of(kernel, j, lanes)) for j, c in enumerate(contexts)]
     x = norm(
-        tf.nn.bias_add(tf.add_n(parts), _as(tf.reshape(out.bias, [-1]), dtype)) + x,
+        tf.nn.bias_add(tf.add_n(parts), tf.reshape(read(out.bias, dtype), [-1])) + x,
         layer._self_attention_layer_norm,
     )
     out = layer._feedforward_output_dense
+    out_kernel = read(out.kernel, dtype)
     parts = [
         tf.matmul(
-            gelu(tf.nn.bias_add(tf.matmul(x, _as(kernel, dtype)), _as(unit_bias, dtype))),
-            _as(_rows_of(out.kernel, j, lanes), dtype),
+            gelu(tf.nn.bias_add(tf.matmul(x, read(kernel, dtype)), read(unit_bias, dtype))),
+            _rows_of(out_kernel, j, lanes),
         )
         for j, (_, _, kernel, unit_bias) in enumerate(block)
     ]
     return norm(
-        tf.nn.bias_add(tf.add_n(parts), _as(out.bias, dtype)) + x, layer._feedforward_layer_norm
+        tf.nn.bias_add(tf.add_n(parts), read(out.bias, dtype)) + x, layer._feedforward_layer_norm
     )
 
 

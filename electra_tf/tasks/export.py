@@ -47,9 +47,11 @@ plain export answers everywhere.
 `bfloat16_rows=N` (`electra-tf export RUN --bfloat16`, recorded as `"bfloat16_rows"`) runs
 the encoder's products, attention and GELU in bfloat16 for a call of at least N real
 tokens (LayerNorm statistics, the head and the outputs stay float32), and the float32 pass
-below N, where the casts cost more than the products save. It is for CPUs with bfloat16
-instructions (AMX or AVX512_BF16: 1.30x the float32 export's texts/s at 32 reviews on a
-2-core Intel Xeon; docs/results/serving.md); elsewhere TensorFlow emulates it slowly.
+below N (N = 1, `export --bfloat16`'s: every call). The bfloat16 pass holds its weights as
+bfloat16 constants in the graph, stored once, so oneDNN reorders them once instead of
+every call. It is for CPUs with bfloat16 instructions (AMX or AVX512_BF16: 1.45x the
+float32 export at batch 1 and 1.9x at 32 reviews on a 2-core Intel Xeon with AMX;
+docs/results/serving.md); elsewhere TensorFlow emulates it slowly.
 
 `lanes=L` (`electra-tf export RUN --lanes L`, recorded as `"lanes"`; default `LANES`, two,
 where the heads and feed-forward units split evenly) writes each encoder block as L
@@ -91,9 +93,11 @@ _IDS = ("input_word_ids", "input_mask", "input_type_ids")
 STAGED = {"autograph": False}
 
 #: `export --bfloat16`'s default threshold: the real tokens of a call from which the encoder
-#: runs in bfloat16. On a 2-core Intel AVX-512 Xeon (AMX) the two passes were level at 256
-#: rows and bfloat16 1.26x faster at 512 (docs/results/serving.md).
-BFLOAT16_ROWS = 256
+#: runs in bfloat16; 1: every call. With its weights as graph constants, the bfloat16 export
+#: of a MiniLM classifier was faster than the float32 one at every size measured on a 2-core
+#: Intel Xeon with AMX: 1.3-1.7x at batch 1 from 8 to 128 tokens, 1.9x at 32 reviews
+#: (docs/results/serving.md); with its weights cast per call it was level only at 256.
+BFLOAT16_ROWS = 1
 
 #: The plain export's default lanes (independent chains per encoder block): two cores' worth.
 LANES = 2
@@ -162,6 +166,15 @@ class TaskServingModule(tf.Module):
                 f"least 1 token (got {bfloat16_rows!r})."
             )
         self.bfloat16_rows = None if bfloat16_rows is None else int(bfloat16_rows)
+        # The bfloat16 pass writes its weights into the graph as bfloat16 constants (oneDNN
+        # then reorders them once, not per call); as one function the signatures call, the
+        # SavedModel holds them once.
+        ids = [tf.TensorSpec([None, None], tf.int32)] * 3
+        self._bfloat16_pass = (
+            None
+            if self.bfloat16_rows is None
+            else tf.function(self._bfloat16_encoded, input_signature=ids, **STAGED)
+        )
         # XLA pads a data-dependent row count to its bound: packing would save nothing there
         # and make each shape compile 4x longer, so the compiled pass computes the padding.
         self.skip_padding = bool(skip_padding) and not self.jit_compile
@@ -208,29 +221,37 @@ class TaskServingModule(tf.Module):
 
     def _encode(self, token_ids, padding_mask, segment_ids):
         """The encoder and the kind's head (compiled by XLA with `jit_compile`)."""
-        encoder = self._keras.encoder
         shape = tf.shape(token_ids)
-        first_only = self._spec.kind.first_position_head
-
-        def encoded(dtype):  # [B*S, H] (padding rows are zeros), or [B, H] first positions
-            return inference.encoder_sequence(
-                encoder, token_ids, padding_mask, segment_ids,
-                self.fused_attention_weights or None, packed=self.skip_padding,
-                first_only=first_only, dtype=dtype, lanes=self.lane_weights or None,
-            )  # fmt: skip
-
+        ids = (token_ids, padding_mask, segment_ids)
         if self.bfloat16_rows is None:
-            x = encoded(tf.float32)
+            x = self._encoded(*ids)
+        elif self.bfloat16_rows <= 1:
+            x = self._bfloat16_pass(*ids)
         else:
             tokens = tf.math.count_nonzero(padding_mask, dtype=tf.int32)
             x = tf.cond(
                 tokens >= self.bfloat16_rows,
-                lambda: encoded(tf.bfloat16),
-                lambda: encoded(tf.float32),
+                lambda: self._bfloat16_pass(*ids),
+                lambda: self._encoded(*ids),
             )
-        if self.jit_compile and not first_only:
+        if self.jit_compile and not self._spec.kind.first_position_head:
             x = _padding_rows_zeroed(x, padding_mask)
         return self._spec.kind.head(self, x, shape, padding_mask=padding_mask)
+
+    def _encoded(self, token_ids, padding_mask, segment_ids, dtype=tf.float32):
+        """The encoder's output: `[B*S, H]` (padding rows are zeros), or `[B, H]` first
+        positions for a kind whose head reads only them; float32 either way."""
+        return inference.encoder_sequence(
+            self._keras.encoder, token_ids, padding_mask, segment_ids,
+            self.fused_attention_weights or None, packed=self.skip_padding,
+            first_only=self._spec.kind.first_position_head, dtype=dtype,
+            lanes=self.lane_weights or None,
+            read=inference.as_constant,  # float32: the variables themselves
+        )  # fmt: skip
+
+    def _bfloat16_encoded(self, token_ids, padding_mask, segment_ids):
+        """`_encoded` in bfloat16 (its weights as graph constants; see `__init__`)."""
+        return self._encoded(token_ids, padding_mask, segment_ids, tf.bfloat16)
 
     def _serve_ids(self, input_word_ids, input_mask, input_type_ids):
         outputs = self.logits(input_word_ids, input_mask, input_type_ids)

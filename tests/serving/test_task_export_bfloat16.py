@@ -1,6 +1,6 @@
 """`export --bfloat16` of a fine-tuned run: the encoder in bfloat16 from a number of real
-tokens a call, float32 below it, answering within bfloat16's rounding of the float32 export
-(issue 57)."""
+tokens a call (every call by default), float32 below it, answering within bfloat16's
+rounding of the float32 export; its weights are bfloat16 constants stored once (issue 57)."""
 
 import json
 from pathlib import Path
@@ -35,10 +35,12 @@ def _encoder():
 @pytest.fixture(scope="module")
 def exports(tmp_path_factory):
     """{kind: (model, {rows: (version folder, its `serve` signature)})} for a classifier and
-    a tagger, each exported plain (rows None) and with `bfloat16_rows=ROWS`."""
+    a tagger, each exported plain (rows None), with `bfloat16_rows=ROWS` and with 1 (every
+    call in bfloat16, `export --bfloat16`'s)."""
     tf.keras.utils.set_random_seed(8)
     folder = tmp_path_factory.mktemp("bf16")
-    return exported_classifier_and_tagger(folder, TOKENS, _encoder, "bfloat16_rows", (None, ROWS))
+    rows = (None, ROWS, 1)
+    return exported_classifier_and_tagger(folder, TOKENS, _encoder, "bfloat16_rows", rows)
 
 
 @pytest.mark.parametrize("kind", ["classification", "tagging"])
@@ -55,6 +57,71 @@ def test_from_the_threshold_the_encoder_runs_in_bfloat16_and_below_it_in_float32
             assert 0 < gap < 0.05 * scale, (gap, scale)
         else:
             np.testing.assert_allclose(b, a, rtol=0, atol=1e-6)
+        # with the threshold at 1 every call runs the bfloat16 pass: the threshold's numbers
+        c = np.asarray(forms[1][1](**ids)["outputs"])
+        if in_bf16:
+            np.testing.assert_array_equal(c, b)
+        else:
+            assert 0 < np.abs(a - c).max() < 0.05 * np.abs(a).max()
+
+
+def _bfloat16_constants(path) -> list:
+    """(function name, shape) of every bfloat16 constant of rank 1 or more (weights, not the
+    scalars of GELU or the attention scale) in a SavedModel's function library."""
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    saved = saved_model_pb2.SavedModel()
+    saved.ParseFromString((path / "saved_model.pb").read_bytes())
+    return [
+        (function.signature.name, tuple(d.size for d in node.attr["value"].tensor.tensor_shape.dim))
+        for function in saved.meta_graphs[0].graph_def.library.function
+        for node in function.node_def
+        if node.op == "Const"
+        and node.attr["dtype"].type == tf.bfloat16.as_datatype_enum
+        and node.attr["value"].tensor.tensor_shape.dim
+    ]
+
+
+@pytest.mark.parametrize("kind", ["classification", "tagging"])
+def test_the_bfloat16_pass_holds_its_weights_as_constants_stored_once(exports, kind):
+    """Every kernel and bias of the blocks is one bfloat16 constant (two lanes: the query,
+    key and value columns and the feed-forward units per lane; the output kernels whole), all
+    in one function that the three signatures call; the float32 export has none."""
+    model, forms = exports[kind]
+    encoder = model.encoder
+    hidden, units, lanes = encoder.hidden_dim, encoder.intermediate_dim, 2
+    per_block = sorted(
+        [(hidden, 3 * hidden // lanes), (3 * hidden // lanes,)] * lanes
+        + [(hidden, units // lanes), (units // lanes,)] * lanes
+        + [(encoder.num_heads, hidden // encoder.num_heads, hidden), (hidden,)]
+        + [(units, hidden), (hidden,)]
+    )  # fmt: skip
+    assert _bfloat16_constants(forms[None][0]) == []
+    for rows in (ROWS, 1):
+        found = _bfloat16_constants(forms[rows][0])
+        assert len({name for name, _ in found}) == 1  # one function holds them all
+        assert sorted(shape for _, shape in found) == sorted(per_block * encoder.num_layers)
+
+
+def test_as_constant_writes_a_variable_into_the_graph_and_keeps_float32_as_it_is():
+    variable = tf.Variable([[1.0, 2.5], [-3.0, 1.0 / 3.0]])
+    assert inference.as_constant(variable, tf.float32) is variable
+
+    @tf.function
+    def doubled():
+        return inference.as_constant(variable, tf.bfloat16) * 2
+
+    graph = doubled.get_concrete_function().graph
+    ops = {op.type for op in graph.get_operations()}
+    assert "ReadVariableOp" not in ops and "Const" in ops
+    np.testing.assert_array_equal(
+        doubled().numpy().astype(np.float32),
+        2 * tf.cast(tf.cast(variable, tf.bfloat16), tf.float32).numpy(),  # 1/3 rounded
+    )
+    variable.assign(tf.zeros([2, 2]))  # a traced graph keeps the values it saw
+    assert doubled().numpy().astype(np.float32)[0, 1] == 5.0
+    tensor = tf.constant([0.5])  # not a variable: a cast
+    assert inference.as_constant(tensor, tf.bfloat16).dtype == tf.bfloat16
 
 
 def test_the_config_records_the_threshold(exports):
@@ -125,5 +192,5 @@ def test_export_bfloat16_writes_the_threshold_and_warns_on_a_cpu_without_it(
     config = json.loads(
         (Path(printed["written"]) / "assets.extra" / "electra_config.json").read_text()
     )
-    assert config["bfloat16_rows"] == BFLOAT16_ROWS == 256
+    assert config["bfloat16_rows"] == BFLOAT16_ROWS == 1
     assert ("this CPU has no bfloat16 instructions" in captured.err) is not has_bf16
