@@ -280,24 +280,37 @@ def _lane_block(x, layer, block, bias, where, gelu, norm=_layer_norm, read=_as):
     if first:  # from here on, [B, H]: each sequence's first position
         x = _first_rows(x, batch, length, rows)
     out = layer._self_attention_layer._output_dense
-    kernel = read(out.kernel, dtype)
-    parts = [tf.matmul(c, _rows_of(kernel, j, lanes)) for j, c in enumerate(contexts)]
-    x = norm(
-        tf.nn.bias_add(tf.add_n(parts), tf.reshape(read(out.bias, dtype), [-1])) + x,
-        layer._self_attention_layer_norm,
-    )
-    out = layer._feedforward_output_dense
-    out_kernel = read(out.kernel, dtype)
-    parts = [
-        tf.matmul(
-            gelu(tf.nn.bias_add(tf.matmul(x, read(kernel, dtype)), read(unit_bias, dtype))),
-            _rows_of(out_kernel, j, lanes),
-        )
-        for j, (_, _, kernel, unit_bias) in enumerate(block)
+    x = norm(_joined(contexts, out, read) + x, layer._self_attention_layer_norm)
+    inners = [
+        gelu(tf.nn.bias_add(tf.matmul(x, read(kernel, dtype)), read(unit_bias, dtype)))
+        for _, _, kernel, unit_bias in block
     ]
-    return norm(
-        tf.nn.bias_add(tf.add_n(parts), read(out.bias, dtype)) + x, layer._feedforward_layer_norm
-    )
+    out = layer._feedforward_output_dense
+    return norm(_joined(inners, out, read) + x, layer._feedforward_layer_norm)
+
+
+def _joined(parts, layer, read=_as):
+    """`layer` (a projection) on the lanes' `parts` side by side: each part times its share
+    of the kernel's rows, summed, plus the bias.
+
+    Below float32 each product takes its share of the bias (`bias / L`, exact for 2 and 4
+    lanes), so that it is one fused oneDNN op, which keeps a constant kernel's prepared form
+    between calls: a bare bfloat16 product at 24 rows took 100 us, with a bias 81; the
+    served bfloat16 classifier 1.05-1.19x faster. In float32 (variables) the split bias
+    gained nothing (0.91-1.04x), so the float32 pass adds the bias once.
+    """
+    lanes, dtype = len(parts), parts[0].dtype
+    kernel = read(layer.kernel, dtype)
+    bias = tf.reshape(read(layer.bias, dtype), [-1])
+    if dtype == tf.float32:
+        products = [tf.matmul(part, _rows_of(kernel, j, lanes)) for j, part in enumerate(parts)]
+        return tf.nn.bias_add(tf.add_n(products), bias)
+    share = bias * (1.0 / lanes)
+    products = [
+        tf.nn.bias_add(tf.matmul(part, _rows_of(kernel, j, lanes)), share)
+        for j, part in enumerate(parts)
+    ]
+    return tf.add_n(products)
 
 
 def _first_rows(x, batch, length, rows=None):

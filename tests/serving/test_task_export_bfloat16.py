@@ -103,6 +103,26 @@ def test_the_bfloat16_pass_holds_its_weights_as_constants_stored_once(exports, k
         assert sorted(shape for _, shape in found) == sorted(per_block * encoder.num_layers)
 
 
+def test_every_product_of_the_bfloat16_pass_has_its_bias(exports):
+    """Each matrix product of the bfloat16 function feeds a BiasAdd (the lanes' row shares
+    take `bias / L`), the form oneDNN fuses and whose constant kernel it keeps prepared."""
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    path = exports["classification"][1][1][0]
+    saved = saved_model_pb2.SavedModel()
+    saved.ParseFromString((path / "saved_model.pb").read_bytes())
+    (name,) = {name for name, _ in _bfloat16_constants(path)}
+    (function,) = [
+        f for f in saved.meta_graphs[0].graph_def.library.function if f.signature.name == name
+    ]
+    products = [n.name for n in function.node_def if n.op == "MatMul"]
+    consumers = {
+        i.split(":")[0]: n.op for n in function.node_def for i in n.input if n.op == "BiasAdd"
+    }
+    assert len(products) == 4 * 2 * 2  # 2 blocks x 2 lanes x (query-key-value, units, 2 outputs)
+    assert all(consumers.get(p) == "BiasAdd" for p in products), products
+
+
 def test_as_constant_writes_a_variable_into_the_graph_and_keeps_float32_as_it_is():
     variable = tf.Variable([[1.0, 2.5], [-3.0, 1.0 / 3.0]])
     assert inference.as_constant(variable, tf.float32) is variable
