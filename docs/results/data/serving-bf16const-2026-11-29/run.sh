@@ -5,7 +5,8 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 RUN=${RUN:-/tmp/serve/run} OLD=${OLD:-/tmp/serve/work-lanes} WORK=${WORK:-/tmp/serve/work-bf16c}
-lscpu > "$HERE/lscpu.txt"
+OUT=${OUT:-}  # RULE2.md's bench: OUT=2 (serving2.jsonl, agree2.json)
+lscpu > "$HERE/lscpu$OUT.txt"
 if [ ! -d "$WORK" ]; then
   mkdir -p "$WORK"
   for f in build.json texts.json vocab.txt hf model.onnx model_int8.onnx model_raw.onnx litert litert_int8; do
@@ -14,5 +15,5 @@ if [ ! -d "$WORK" ]; then
 fi
 electra-tf bench serving --run "$RUN" --work "$WORK" --rounds 3 --calls 200 --timed-batches 10 \
   --impls saved_model,saved_model_bf16,onnxruntime,onnxruntime_int8,litert_int8 \
-  --out "$HERE/serving.jsonl"
-WORK="$WORK" RUN="$RUN" python "$HERE/agree.py" > "$HERE/agree.json"
+  --out "$HERE/serving$OUT.jsonl"
+WORK="$WORK" RUN="$RUN" python "$HERE/agree.py" > "$HERE/agree$OUT.json"
