@@ -196,9 +196,9 @@ def encoder_sequence(
     `packed`: every per-token layer (embeddings, projections, feed-forward, LayerNorm) runs
     on the kept rows only, `[T, H]`: the real tokens and each sequence's first position
     (`rows_kept`). A batch padded to its longest text then costs its tokens, not
-    batch x width; attention scatters query, key and value back to `[B, S]` (padding gets
-    zeros, which the mask hides) and gathers its output. Kept rows equal the padded
-    computation's; the other rows of the output are zeros.
+    batch x width; attention gathers query, key and value into `[B, S]` (`packed_grid`:
+    padding gets a copy of a real row, which the mask hides) and gathers its output. Kept
+    rows equal the padded computation's; the other rows of the output are zeros.
     `first_only`: the last block computes each sequence's first position alone (its keys
     and values still read every position), for heads that read only it: the result is
     `[B, H]`, the first rows of the full result.
@@ -214,6 +214,7 @@ def encoder_sequence(
     shape = tf.shape(token_ids)
     batch, length = shape[0], shape[1]
     rows = rows_kept(padding_mask) if packed else None
+    grid = packed_grid(padding_mask) if packed else None
     norm = _layer_norm_lite if litert else _layer_norm
     x = _embedded(encoder.embeddings, token_ids, segment_ids, length, rows, norm)
     x = _as(x, dtype)
@@ -238,12 +239,12 @@ def encoder_sequence(
     for i, (layer, fused, wide_kernel_t) in enumerate(blocks):
         first = first_only and i == last
         if lanes is not None:
-            where = (batch, length, heads, rows, first)
+            where = (batch, length, heads, rows, first, grid)
             x = _lane_block(x, layer, lanes[i], bias, where, gelu, norm, read)
             continue
         attention = layer._self_attention_layer
         qkv = tf.nn.bias_add(tf.matmul(x, read(fused[0], dtype)), read(fused[1], dtype))
-        context = _attention(qkv, bias, batch, length, heads, rows, first)
+        context = _attention(qkv, bias, batch, length, heads, rows, first, grid)
         if first:  # from here on, [B, H]: each sequence's first position
             x = _first_rows(x, batch, length, rows)
         attended = _dense(context, attention._output_dense, read)
@@ -270,13 +271,14 @@ def _feed_forward(x, layer, gelu, wide_kernel_t=None, norm=_layer_norm, read=_as
 
 def _lane_block(x, layer, block, bias, where, gelu, norm=_layer_norm, read=_as):
     """One block as `len(block)` independent chains (`lane_weights`), joined where it adds its
-    residuals; `where`: (batch, length, heads, rows, first_only) as `_attention` reads them."""
-    batch, length, heads, rows, first = where
+    residuals; `where`: (batch, length, heads, rows, first_only, grid) as `_attention` reads
+    them."""
+    batch, length, heads, rows, first, grid = where
     lanes, dtype = len(block), x.dtype
     contexts = []
     for kernel, qkv_bias, _, _ in block:
         qkv = tf.nn.bias_add(tf.matmul(x, read(kernel, dtype)), read(qkv_bias, dtype))
-        contexts.append(_attention(qkv, bias, batch, length, heads // lanes, rows, first))
+        contexts.append(_attention(qkv, bias, batch, length, heads // lanes, rows, first, grid))
     if first:  # from here on, [B, H]: each sequence's first position
         x = _first_rows(x, batch, length, rows)
     out = layer._self_attention_layer._output_dense
@@ -338,14 +340,15 @@ def _embedded(embeddings, token_ids, segment_ids, length, rows=None, norm=_layer
     return norm(tf.reshape(x, [-1, embeddings.embedding_dim]), embeddings.layer_norm)
 
 
-def _attention(qkv, bias, batch, length, heads, rows=None, first_only=False):
+def _attention(qkv, bias, batch, length, heads, rows=None, first_only=False, grid=None):
     """Self-attention's output `[B*S, H]` (or `[T, H]`, packed) from query, key and value side
-    by side `[B*S, 3H]` (or `[T, 3H]`, scattered back to `[B*S, 3H]` first); `first_only`:
-    the output at each sequence's first position alone, `[B, H]`."""
+    by side `[B*S, 3H]` (or `[T, 3H]`, gathered into `[B*S, 3H]` first by `grid`,
+    `packed_grid`); `first_only`: the output at each sequence's first position alone,
+    `[B, H]`."""
     hidden = qkv.shape[-1] // 3
     head_dim = hidden // heads
     if rows is not None:
-        qkv = tf.scatter_nd(rows[:, None], qkv, tf.stack([batch * length, 3 * hidden]))
+        qkv = tf.gather(qkv, grid)
     qkv = tf.transpose(tf.reshape(qkv, [batch, length, 3, heads, head_dim]), [2, 0, 3, 1, 4])
     query, key, value = tf.unstack(qkv)  # each [B, heads, S, head_dim]
     if first_only:
@@ -357,14 +360,30 @@ def _attention(qkv, bias, batch, length, heads, rows=None, first_only=False):
     return context if rows is None or first_only else tf.gather(context, rows)
 
 
-def rows_kept(padding_mask) -> tf.Tensor:
-    """The flat row numbers (`b * S + s`, int32, ascending) a packed pass computes: where the
-    mask is set (above 0.5, as `mask_bias` reads it), and position 0 of every sequence."""
+def _kept(padding_mask) -> tf.Tensor:
+    """Flat `[B*S]` bool: where the mask is set (above 0.5, as `mask_bias` reads it), and
+    position 0 of every sequence."""
     mask = tf.convert_to_tensor(padding_mask)
     keep = mask if mask.dtype == tf.bool else tf.cast(mask, tf.float32) > 0.5
     first = tf.equal(tf.range(tf.shape(mask)[1]), 0)[None, :]
-    keep = tf.reshape(tf.logical_or(keep, first), [-1])
-    return tf.cast(tf.reshape(tf.where(keep), [-1]), tf.int32)
+    return tf.reshape(tf.logical_or(keep, first), [-1])
+
+
+def rows_kept(padding_mask) -> tf.Tensor:
+    """The flat row numbers (`b * S + s`, int32, ascending) a packed pass computes: where the
+    mask is set (above 0.5, as `mask_bias` reads it), and position 0 of every sequence."""
+    return tf.cast(tf.reshape(tf.where(_kept(padding_mask)), [-1]), tf.int32)
+
+
+def packed_grid(padding_mask) -> tf.Tensor:
+    """For each flat position `b * S + s`, the packed row attention reads there `[B*S]`: its
+    own where kept (`rows_kept`), else the last kept row before it (position 0 always is).
+
+    Padded keys and values then hold a real row's numbers instead of zeros; the mask's bias
+    gives them probability exactly 0 either way, and no padded query is read. One gather
+    instead of a scatter: `ScatterNd` took 20 us a block at batch 1, a gather about 4.
+    """
+    return tf.cumsum(tf.cast(_kept(padding_mask), tf.int32)) - 1
 
 
 def discriminator_outputs(

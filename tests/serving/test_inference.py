@@ -210,6 +210,16 @@ def test_rows_kept_are_the_real_tokens_and_each_first_position():
     assert inference.rows_kept(tf.constant([[False, True]])).numpy().tolist() == [0, 1]
 
 
+def test_the_packed_grid_reads_each_kept_row_in_place_and_the_last_one_before_a_gap():
+    mask = tf.constant([[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 0, 0]])
+    # kept (rows_kept): 0, 1, 4, 5, 6, 8 are packed rows 0-5; 2 and 3 read row 1 (flat 1),
+    # 7 reads row 4 (flat 6), 9-11 read row 5 (flat 8).
+    grid = inference.packed_grid(mask).numpy()
+    assert grid.tolist() == [0, 1, 1, 1, 2, 3, 4, 4, 5, 5, 5, 5]
+    kept = inference.rows_kept(mask).numpy()
+    np.testing.assert_array_equal(kept[grid][kept], kept)  # a kept position reads itself
+
+
 @pytest.mark.parametrize("overrides", [(), ("model.embedding_dim=16",)])
 def test_the_packed_pass_equals_the_padded_pass_on_kept_rows(overrides):
     discriminator = _shared(*overrides)
