@@ -4,10 +4,10 @@
 # its SavedModels are left out, so this code exports them).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
-RUN=${RUN:-/tmp/serve/run} OLD=${OLD:-/tmp/serve/work-lanes} WORK=${WORK:-/tmp/serve/work-bf16c}
-OUT=${OUT:-}  # RULE2.md's bench: OUT=2 (serving2.jsonl, agree2.json)
+RUN=${RUN:-/tmp/serve/run} OLD=${OLD-/tmp/serve/work-lanes} WORK=${WORK:-/tmp/serve/work-bf16c}
+OUT=${OUT:-}  # RULE2.md's bench: OUT=2 (serving2.jsonl, agree2.json); RULE3.md's: OUT=3 OLD=
 lscpu > "$HERE/lscpu$OUT.txt"
-if [ ! -d "$WORK" ]; then
+if [ ! -d "$WORK" ] && [ -n "$OLD" ]; then  # OLD= (empty): the bench builds every form
   mkdir -p "$WORK"
   for f in build.json texts.json vocab.txt hf model.onnx model_int8.onnx model_raw.onnx litert litert_int8; do
     cp -r "$OLD/$f" "$WORK/"
