@@ -69,7 +69,6 @@ import tempfile
 import types
 from pathlib import Path
 
-import numpy as np
 import tensorflow as tf
 
 from electra_tf.config import ConfigError
@@ -79,6 +78,7 @@ from electra_tf.io.durable import ensure_space, os_reason, publishing, variables
 from electra_tf.serving import inference
 from electra_tf.serving.id_checks import id_input_checks, one_dimensional_text
 from electra_tf.tasks.registry import get_kind
+from electra_tf.tasks.serving_warmup import write_warmup
 
 __all__ = ["TaskServingModule", "export_finetuned"]
 
@@ -300,32 +300,6 @@ def _padding_rows_zeroed(x, padding_mask):
     return x * tf.cast(tf.reshape(keep, [-1, 1]), x.dtype)
 
 
-def _warmup(path: Path, module: TaskServingModule, model_name: str) -> None:
-    """TF Serving's warm-up requests: the text signature at batch 1 and 8, and `serve`."""
-    from tensorflow_serving.apis import predict_pb2, prediction_log_pb2
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tf.io.TFRecordWriter(str(path)) as writer:
-        for batch in (1, 8):
-            request = predict_pb2.PredictRequest()
-            request.model_spec.name = model_name
-            request.model_spec.signature_name = "serving_default"
-            texts = ["The service was quick and friendly."] * batch
-            for name in module.text_names:
-                request.inputs[name].CopyFrom(tf.make_tensor_proto(texts))
-            log = prediction_log_pb2.PredictLog(request=request)
-            writer.write(prediction_log_pb2.PredictionLog(predict_log=log).SerializeToString())
-        ids = np.full((1, 8), module.tokenizer.unk_id, np.int32)
-        ids[0, 0], ids[0, -1] = module.tokenizer.cls_id, module.tokenizer.sep_id
-        request = predict_pb2.PredictRequest()
-        request.model_spec.name = model_name
-        request.model_spec.signature_name = "serve"
-        for name, value in zip(_IDS, (ids, np.ones_like(ids), np.zeros_like(ids)), strict=True):
-            request.inputs[name].CopyFrom(tf.make_tensor_proto(value))
-        log = prediction_log_pb2.PredictLog(request=request)
-        writer.write(prediction_log_pb2.PredictionLog(predict_log=log).SerializeToString())
-
-
 def export_finetuned(
     model, info: dict, out_dir, *, model_name: str = "classifier", version: int = 1,
     seq_length: int | None = None, warmup: bool = True, jit_compile: bool = False,
@@ -404,4 +378,4 @@ def _write(module: TaskServingModule, model, info: dict, folder: Path, model_nam
     extra.mkdir(parents=True, exist_ok=True)
     (extra / "electra_config.json").write_text(json.dumps(config, indent=2) + "\n")
     if warmup:
-        _warmup(extra / "tf_serving_warmup_requests", module, model_name)
+        write_warmup(extra / "tf_serving_warmup_requests", module, model_name, _IDS)

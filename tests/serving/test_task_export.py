@@ -151,6 +151,41 @@ def served(tmp_path_factory, request):
     return found, not_core
 
 
+@pytest.mark.parametrize("served", FRESH[:1], indirect=True)
+def test_warm_up_requests_cover_every_packed_length_and_each_answers(served):
+    """TF Serving replays `tf_serving_warmup_requests` on load: at batch 1 one text packing to
+    each length from 3 (one word and [CLS], [SEP]) up to the longest, a batch of 8, and
+    `serve`; each request answers through its signature here."""
+    from tensorflow_serving.apis import prediction_log_pb2
+
+    for kind in ("classification", "tagging"):
+        model, folder, _, _ = served[0][kind]
+        loaded = tf.saved_model.load(str(folder))
+        path = folder / "assets.extra" / "tf_serving_warmup_requests"
+        lengths, batches = [], []
+        for record in tf.data.TFRecordDataset(str(path)):
+            log = prediction_log_pb2.PredictionLog()
+            log.ParseFromString(record.numpy())
+            request = log.predict_log.request
+            inputs = {k: tf.make_ndarray(v) for k, v in request.inputs.items()}
+            outputs = loaded.signatures[request.model_spec.signature_name](
+                **{k: tf.constant(v) for k, v in inputs.items()}
+            )
+            assert outputs  # answered
+            texts = [t.decode() for t in inputs.get("text", [])]
+            batches.append(len(texts) or len(inputs["input_word_ids"]))
+            pairs = [t.decode() for t in inputs["text_pair"]] if "text_pair" in inputs else None
+            if len(texts) == 1:
+                mask = model.preprocessor.pack_all(texts, pairs)["padding_mask"]
+                lengths.append(int(np.sum(mask)))
+        seq = model.preprocessor.sequence_length
+        if kind == "classification":  # pairs: the second text one word, after its [SEP]
+            assert sorted(lengths) == [*range(5, seq + 1), seq, seq]
+        else:
+            assert sorted(lengths) == list(range(3, seq + 1))
+        assert batches.count(8) == 1 and len(batches) == len(lengths) + 2
+
+
 @pytest.fixture(scope="module")
 def tf_text_ops(served):
     """{kind: (ops neither core nor in tensorflow-text 2.12.1, ops not core)} of the
