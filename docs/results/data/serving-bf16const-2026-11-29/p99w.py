@@ -1,5 +1,8 @@
 """As p99.py, after one single text of each length (1 to 126 copies of "the") called first
 (the warm-up's seconds recorded): `python p99w.py SAVED_MODEL_FOLDER` -> one JSON line."""
+import os, sys, time, json
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+import numpy as np, tensorflow as tf
 import tensorflow_text  # noqa
 tf.config.threading.set_intra_op_parallelism_threads(1); tf.config.threading.set_inter_op_parallelism_threads(2)
 sig = tf.saved_model.load(f"{sys.argv[1]}/m/1").signatures["serving_default"]
