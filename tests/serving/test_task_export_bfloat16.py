@@ -214,3 +214,36 @@ def test_export_bfloat16_writes_the_threshold_and_warns_on_a_cpu_without_it(
     )
     assert config["bfloat16_rows"] == BFLOAT16_ROWS == 1
     assert ("this CPU has no bfloat16 instructions" in captured.err) is not has_bf16
+
+
+def test_a_question_answering_export_in_bfloat16_answers_close_to_float32(tmp_path):
+    """The span head reads the bfloat16 pass's per-token outputs (float32): the same outputs
+    and answers from the contexts, scores within bfloat16's rounding of float32's."""
+    from electra_tf.tasks.export import export_finetuned
+    from electra_tf.tasks.question_answerer import ElectraQuestionAnswerer
+    from electra_tf.tasks.question_answerer_preprocessor import (
+        ElectraQuestionAnswererPreprocessor,
+    )
+
+    tf.keras.utils.set_random_seed(4)
+    preprocessor = ElectraQuestionAnswererPreprocessor(
+        TOKENS, sequence_length=16, doc_stride=4, max_query_length=6
+    )
+    model = ElectraQuestionAnswerer(_encoder(), preprocessor, n_best=5, max_answer_length=4)
+    model.build()
+    questions = ["who met bob", "where is ada", "the food"]
+    contexts = ["ada met bob in rome", "the food was good , bad and slow in rome", "romes"]
+    got = {}
+    for rows in (None, 1):
+        folder = export_finetuned(
+            model, {"pair": True}, tmp_path / str(rows), model_name="qa", warmup=False,
+            bfloat16_rows=rows,
+        )  # fmt: skip
+        served = tf.saved_model.load(str(folder)).signatures["serving_default"]
+        got[rows] = served(question=tf.constant(questions), context=tf.constant(contexts))
+    assert set(got[1]) == set(got[None])
+    for i, context in enumerate(contexts):
+        start, end = int(got[1]["start"][i]), int(got[1]["end"][i])
+        assert context[start:end] == got[1]["answer"][i].numpy().decode()
+    a, b = np.asarray(got[None]["score"]), np.asarray(got[1]["score"])
+    assert 0 < np.abs(a - b).max() < 0.05 * max(1.0, np.abs(a).max()), (a, b)
