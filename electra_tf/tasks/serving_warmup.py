@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-__all__ = ["write_warmup"]
+__all__ = ["MAX_RECORDS", "warmup_words", "write_warmup"]
 
 
 def write_warmup(path: Path, module, model_name: str, id_names) -> None:
@@ -24,7 +24,7 @@ def write_warmup(path: Path, module, model_name: str, id_names) -> None:
     from tensorflow_serving.apis import predict_pb2, prediction_log_pb2
 
     word = _one_token_word(module.tokenizer)
-    lengths = [[" ".join([word] * n)] for n in range(1, module.seq_length - 1)]
+    lengths = [[" ".join([word] * n)] for n in warmup_words(module.seq_length)]
     batches = [["The service was quick and friendly."] * 8]
     path.parent.mkdir(parents=True, exist_ok=True)
     with tf.io.TFRecordWriter(str(path)) as writer:
@@ -46,6 +46,24 @@ def write_warmup(path: Path, module, model_name: str, id_names) -> None:
             request.inputs[name].CopyFrom(tf.make_tensor_proto(value))
         log = prediction_log_pb2.PredictLog(request=request)
         writer.write(prediction_log_pb2.PredictionLog(predict_log=log).SerializeToString())
+
+
+#: TF Serving refuses a version whose warm-up file holds more than 1,000 records.
+MAX_RECORDS = 1000
+
+
+def warmup_words(seq_length: int, most: int = MAX_RECORDS - 2) -> list[int]:
+    """The words of the single-text warm-up requests: 1 to `seq_length - 2` (one text packing
+    to each length, with [CLS] and [SEP]), or `most` of them evenly spread when there are
+    more (the batch of 8 and `serve` take the other two records).
+
+    >>> warmup_words(6), len(warmup_words(4096)), warmup_words(4096)[-1]
+    ([1, 2, 3, 4], 998, 4094)
+    """
+    top = max(1, seq_length - 2)
+    if top <= most:
+        return list(range(1, top + 1))
+    return sorted({round(1 + i * (top - 1) / (most - 1)) for i in range(most)})
 
 
 def _one_token_word(tokenizer) -> str:
