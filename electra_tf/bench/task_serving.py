@@ -280,9 +280,10 @@ def compare(options: TaskServingOptions, impls, rounds: int, out: str = "", emit
     )  # fmt: skip
 
 
-def summarize(records, reference: str = "onnxruntime_int8") -> list:
+def summarize(records, reference: str = "onnxruntime_int8", also=("onnxruntime",)) -> list:
     """Per runtime: median [min, max] of p50, p99 and texts/s over rounds; its speed over
-    `reference`'s, paired per round (above 1: faster); labels agreeing with the SavedModel's."""
+    `reference`'s, paired per round (above 1: faster), and over each runtime of `also` that
+    ran (ONNX Runtime float32: issue 57's batch-1 bar); labels agreeing with the SavedModel's."""
     import statistics
 
     runs = [r for r in records if r.get("kind") == "serving_task"]
@@ -290,7 +291,7 @@ def summarize(records, reference: str = "onnxruntime_int8") -> list:
     for record in runs:
         by_impl.setdefault(record["impl"], {})[record["round"]] = record
     base = by_impl.get("saved_model", {})
-    ref = by_impl.get(reference, {})
+    references = [reference, *(r for r in also if r in by_impl and r != reference)]
 
     def spread(values):
         return [statistics.median(values), min(values), max(values)] if values else None
@@ -300,13 +301,15 @@ def summarize(records, reference: str = "onnxruntime_int8") -> list:
         line = {"kind": "serving_task_summary", "impl": impl, "rounds": len(rounds)}
         for key in ("batch1_p50_ms", "batch1_p99_ms", "batch_texts_per_s", "peak_rss_mb"):
             line[key] = spread([r[key] for r in rounds.values()])
-        paired = [n for n in rounds if n in ref]
-        line[f"batch1_speed_vs_{reference}"] = spread(
-            [ref[n]["batch1_p50_ms"] / rounds[n]["batch1_p50_ms"] for n in paired]
-        )
-        line[f"batch_speed_vs_{reference}"] = spread(
-            [rounds[n]["batch_texts_per_s"] / ref[n]["batch_texts_per_s"] for n in paired]
-        )
+        for name in references:
+            ref = by_impl.get(name, {})
+            paired = [n for n in rounds if n in ref]
+            line[f"batch1_speed_vs_{name}"] = spread(
+                [ref[n]["batch1_p50_ms"] / rounds[n]["batch1_p50_ms"] for n in paired]
+            )
+            line[f"batch_speed_vs_{name}"] = spread(
+                [rounds[n]["batch_texts_per_s"] / ref[n]["batch_texts_per_s"] for n in paired]
+            )
         if base:
             mine, theirs = (
                 next(iter(rounds.values()))["labels"],

@@ -79,6 +79,14 @@ def test_the_summary_pairs_rounds_against_onnxruntime_int8():
     assert ours["batch1_speed_vs_onnxruntime_int8"] == pytest.approx([0.625, 0.5, 0.75])
     assert ours["batch_speed_vs_onnxruntime_int8"] == pytest.approx([(0.5 + 2 / 3) / 2, 0.5, 2 / 3])
     assert lines["onnxruntime_int8"]["labels_as_saved_model"] == [2, 3]
+    assert "batch1_speed_vs_onnxruntime" not in ours  # ONNX Runtime float32 did not run
+    # With ONNX Runtime float32 too (issue 57's batch-1 bar): 4 / 10 and 4 / 8 ms.
+    records += [record("onnxruntime", 1, 4.0, 40.0, ["a", "b", "a"])]
+    records += [record("onnxruntime", 2, 4.0, 30.0, ["a", "b", "a"])]
+    ours = {line["impl"]: line for line in task_serving.summarize(records)}["saved_model"]
+    assert ours["batch1_speed_vs_onnxruntime"] == pytest.approx([0.45, 0.4, 0.5])
+    assert ours["batch_speed_vs_onnxruntime"] == pytest.approx([1.625, 1.25, 2.0])
+    assert ours["batch1_speed_vs_onnxruntime_int8"] == pytest.approx([0.625, 0.5, 0.75])
 
 
 def _bench_serving(toy_run, tmp_path, capsys):
