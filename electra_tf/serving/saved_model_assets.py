@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-__all__ = ["write_config_asset", "write_warmup_requests"]
+__all__ = ["prediction_log", "write_config_asset", "write_warmup_requests"]
 
 
 def write_config_asset(
@@ -46,35 +46,32 @@ def write_config_asset(
 
 def write_warmup_requests(path, model_name: str, seq_length: int, vocabulary_size: int) -> Path:
     """`assets.extra/tf_serving_warmup_requests`: PredictionLogs TF Serving replays on load."""
-    from tensorflow_serving.apis import predict_pb2, prediction_log_pb2
-
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(0)
     with tf.io.TFRecordWriter(str(path)) as writer:
         for batch in (1, 8):
             ids = rng.integers(5, vocabulary_size, size=(batch, seq_length)).astype(np.int32)
-            request = predict_pb2.PredictRequest()
-            request.model_spec.name = model_name
-            request.model_spec.signature_name = "serving_default"
-            request.inputs["input_word_ids"].CopyFrom(tf.make_tensor_proto(ids))
-            request.inputs["input_mask"].CopyFrom(tf.make_tensor_proto(np.ones_like(ids)))
-            request.inputs["input_type_ids"].CopyFrom(tf.make_tensor_proto(np.zeros_like(ids)))
-            log = prediction_log_pb2.PredictionLog(
-                predict_log=prediction_log_pb2.PredictLog(request=request)
-            )
-            writer.write(log.SerializeToString())
+            inputs = {"input_word_ids": ids, "input_mask": np.ones_like(ids)}
+            inputs["input_type_ids"] = np.zeros_like(ids)
+            writer.write(prediction_log(model_name, "serving_default", inputs))
         for signature, inputs in (
             ("serve_text", {"text": ["The weather is fine today."]}),
             ("serve_text_pair", {"text_a": ["Is it raining?"], "text_b": ["No, it is sunny."]}),
         ):
-            request = predict_pb2.PredictRequest()
-            request.model_spec.name = model_name
-            request.model_spec.signature_name = signature
-            for name, value in inputs.items():
-                request.inputs[name].CopyFrom(tf.make_tensor_proto(value))
-            log = prediction_log_pb2.PredictionLog(
-                predict_log=prediction_log_pb2.PredictLog(request=request)
-            )
-            writer.write(log.SerializeToString())
+            writer.write(prediction_log(model_name, signature, inputs))
     return path
+
+
+def prediction_log(model_name: str, signature: str, inputs: dict) -> bytes:
+    """One warm-up record: a serialized PredictionLog of a PredictRequest for `signature` of
+    `model_name` with `inputs` ({name: array or list})."""
+    from tensorflow_serving.apis import predict_pb2, prediction_log_pb2
+
+    request = predict_pb2.PredictRequest()
+    request.model_spec.name = model_name
+    request.model_spec.signature_name = signature
+    for name, value in inputs.items():
+        request.inputs[name].CopyFrom(tf.make_tensor_proto(value))
+    log = prediction_log_pb2.PredictLog(request=request)
+    return prediction_log_pb2.PredictionLog(predict_log=log).SerializeToString()

@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
+from electra_tf.serving.saved_model_assets import prediction_log
+
 __all__ = ["MAX_RECORDS", "warmup_words", "write_warmup"]
 
 
@@ -21,31 +23,21 @@ def write_warmup(path: Path, module, model_name: str, id_names) -> None:
     was 8.4 ms in the first pass and 4.7 after; warmed by one text of each length first, 5.4
     in the first pass (docs/results/serving.md).
     """
-    from tensorflow_serving.apis import predict_pb2, prediction_log_pb2
-
     word = _one_token_word(module.tokenizer)
     lengths = [[" ".join([word] * n)] for n in warmup_words(module.seq_length)]
     batches = [["The service was quick and friendly."] * 8]
     path.parent.mkdir(parents=True, exist_ok=True)
     with tf.io.TFRecordWriter(str(path)) as writer:
-        for texts in lengths + batches:
-            request = predict_pb2.PredictRequest()
-            request.model_spec.name = model_name
-            request.model_spec.signature_name = "serving_default"
-            for i, name in enumerate(module.text_names):  # a pair's second text: one word
-                given = texts if i == 0 else [word] * len(texts)
-                request.inputs[name].CopyFrom(tf.make_tensor_proto(given))
-            log = prediction_log_pb2.PredictLog(request=request)
-            writer.write(prediction_log_pb2.PredictionLog(predict_log=log).SerializeToString())
+        for texts in lengths + batches:  # a pair's second text: one word
+            inputs = {
+                name: texts if i == 0 else [word] * len(texts)
+                for i, name in enumerate(module.text_names)
+            }
+            writer.write(prediction_log(model_name, "serving_default", inputs))
         ids = np.full((1, 8), module.tokenizer.unk_id, np.int32)
         ids[0, 0], ids[0, -1] = module.tokenizer.cls_id, module.tokenizer.sep_id
-        request = predict_pb2.PredictRequest()
-        request.model_spec.name = model_name
-        request.model_spec.signature_name = "serve"
-        for name, value in zip(id_names, (ids, np.ones_like(ids), np.zeros_like(ids)), strict=True):
-            request.inputs[name].CopyFrom(tf.make_tensor_proto(value))
-        log = prediction_log_pb2.PredictLog(request=request)
-        writer.write(prediction_log_pb2.PredictionLog(predict_log=log).SerializeToString())
+        values = (ids, np.ones_like(ids), np.zeros_like(ids))
+        writer.write(prediction_log(model_name, "serve", dict(zip(id_names, values, strict=True))))
 
 
 #: TF Serving refuses a version whose warm-up file holds more than 1,000 records.
