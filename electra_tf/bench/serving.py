@@ -80,23 +80,100 @@ def _time_in_turns(calls: dict, iterations: int, warmup: int) -> dict:
     return times
 
 
-def run(args: ServingOptions, emit=None) -> list[dict]:
-    """Times every runtime at every batch; `emit` gets each JSON record as it is made."""
+# The exports timed, after `saved_model` (auto layout, one lane): name -> export options.
+def _variants(other_layout: str) -> tuple:
+    return (
+        ("saved_model", {}),
+        (f"saved_model_{other_layout}_kernels", {"kernel_layout": other_layout}),
+        ("saved_model_two_lanes", {"lanes": 2}),
+        ("saved_model_keras_layers", {"keras_layers": True}),
+        ("saved_model_xla", {"jit_compile": True}),
+    )
+
+
+def _exports(model, folder: str, vocab, seq: int) -> tuple[dict, dict]:
+    """Each variant exported and loaded: ({name: serving_default}, {name: its layout})."""
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401 - the export's text signatures need its ops to load
+
+    from electra_tf.layers.kernels import onednn_runs_avx2
+    from electra_tf.serving.saved_model import export_for_serving
+
+    signatures, layouts = {}, {}
+    for runtime, options in _variants("plain" if onednn_runs_avx2() else "transposed"):
+        exported = export_for_serving(
+            model, folder, vocab_file=vocab, warmup=False, seq_length=seq,
+            model_name=runtime, **options,
+        )  # fmt: skip
+        signatures[runtime] = tf.saved_model.load(str(exported)).signatures["serving_default"]
+        recorded = json.loads((exported / "assets.extra" / "electra_config.json").read_text())
+        layouts[runtime] = {key: recorded[key] for key in ("kernel_layout", "lanes")}
+    return signatures, layouts
+
+
+def _hf_peer(model_config, vocabulary: int):
+    """Hugging Face's `ElectraForPreTraining` of the same size, or None without transformers."""
+    try:
+        import torch
+        import transformers
+    except ImportError:
+        return None
+    torch.set_num_threads(os.cpu_count() or 1)
+    hf_config = transformers.ElectraConfig(
+        vocab_size=vocabulary,
+        embedding_size=model_config.embedding_dim,
+        hidden_size=model_config.hidden_dim,
+        num_hidden_layers=model_config.num_layers,
+        num_attention_heads=model_config.num_heads,
+        intermediate_size=model_config.intermediate_dim,
+        hidden_act="gelu",
+    )
+    return transformers.ElectraForPreTraining(hf_config).eval()
+
+
+def _candidates(ids, discriminator, signatures: dict, hf_model) -> dict:
+    """Name -> a call on the batch `ids` (no padding, one segment), in the timing order."""
     import tensorflow as tf
 
+    mask, types = np.ones_like(ids), np.zeros_like(ids)
+    features = {"token_ids": ids, "padding_mask": mask, "segment_ids": types}
+    tensors = {
+        "input_word_ids": tf.constant(ids),
+        "input_mask": tf.constant(mask),
+        "input_type_ids": tf.constant(types),
+    }
+    candidates = {"keras_predict": lambda: discriminator.predict_on_batch(features)}
+    for runtime, call in signatures.items():
+        candidates[runtime] = lambda call=call: call(**tensors)["rtd_logits"].numpy()
+    if hf_model is not None:
+        import torch
+
+        torch_inputs = {
+            "input_ids": torch.tensor(ids).long(),
+            "attention_mask": torch.tensor(mask).long(),
+            "token_type_ids": torch.tensor(types).long(),
+        }
+
+        def hf_call():
+            with torch.inference_mode():
+                return hf_model(**torch_inputs).logits.numpy()
+
+        candidates["hf_torch"] = hf_call
+    return candidates
+
+
+def run(args: ServingOptions, emit=None) -> list[dict]:
+    """Times every runtime at every batch; `emit` gets each JSON record as it is made."""
     from electra_tf.config import load_recipe
     from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
     from electra_tf.pretraining.pretrainer import ElectraPretrainer
-    from electra_tf.serving.saved_model import export_for_serving, float32_discriminator
+    from electra_tf.serving.saved_model import float32_discriminator
 
+    special_ids = (
+        f"data.{name}_id={i}" for i, name in enumerate(("pad", "unk", "cls", "sep", "mask"))
+    )
     config = load_recipe(args.recipe).override(
-        f"data.sequence_length={args.seq}",
-        "data.pad_id=0",
-        "data.unk_id=1",
-        "data.cls_id=2",
-        "data.sep_id=3",
-        "data.mask_id=4",
-        *args.overrides,
+        f"data.sequence_length={args.seq}", *special_ids, *args.overrides
     )
     vocabulary = config.model.vocabulary_size
     model = ElectraPretrainer(config)
@@ -106,109 +183,46 @@ def run(args: ServingOptions, emit=None) -> list[dict]:
         list(SPECIAL_TOKENS) + [f"w{i}" for i in range(vocabulary - 5)],
         os.path.join(folder, "vocab.txt"),
     )
-    import tensorflow_text  # noqa: F401 - the export's text signatures need its ops to load
-
-    from electra_tf.layers.kernels import onednn_runs_avx2
-
-    other = "plain" if onednn_runs_avx2() else "transposed"
-    signatures, layouts = {}, {}
-    for runtime, options in (
-        ("saved_model", {}),
-        (f"saved_model_{other}_kernels", {"kernel_layout": other}),
-        ("saved_model_two_lanes", {"lanes": 2}),
-        ("saved_model_keras_layers", {"keras_layers": True}),
-        ("saved_model_xla", {"jit_compile": True}),
-    ):
-        exported = export_for_serving(
-            model,
-            folder,
-            vocab_file=vocab,
-            warmup=False,
-            seq_length=args.seq,
-            model_name=runtime,
-            **options,
-        )
-        signatures[runtime] = tf.saved_model.load(str(exported)).signatures["serving_default"]
-        asset = exported / "assets.extra" / "electra_config.json"
-        recorded = json.loads(asset.read_text())
-        layouts[runtime] = {key: recorded[key] for key in ("kernel_layout", "lanes")}
-    hf_model = None
-    try:
-        import torch
-        import transformers
-
-        torch.set_num_threads(os.cpu_count() or 1)
-        hf_config = transformers.ElectraConfig(
-            vocab_size=vocabulary,
-            embedding_size=config.model.embedding_dim,
-            hidden_size=config.model.hidden_dim,
-            num_hidden_layers=config.model.num_layers,
-            num_attention_heads=config.model.num_heads,
-            intermediate_size=config.model.intermediate_dim,
-            hidden_act="gelu",
-        )
-        hf_model = transformers.ElectraForPreTraining(hf_config).eval()
-    except ImportError:
-        pass
-
+    signatures, layouts = _exports(model, folder, vocab, args.seq)
+    hf_model = _hf_peer(config.model, vocabulary)
+    run_keys = {"recipe": args.recipe, "num_layers": config.model.num_layers}  # after --set
+    run_keys["vocabulary_size"] = vocabulary
     records = []
     rng = np.random.default_rng(0)
     for batch in args.batches:
         ids = rng.integers(5, vocabulary, size=(batch, args.seq)).astype(np.int32)
         ids[:, 0], ids[:, -1] = 2, 3
-        mask, types = np.ones_like(ids), np.zeros_like(ids)
-        features = {"token_ids": ids, "padding_mask": mask, "segment_ids": types}
-        tensors = {
-            "input_word_ids": tf.constant(ids),
-            "input_mask": tf.constant(mask),
-            "input_type_ids": tf.constant(types),
-        }
-        candidates = {
-            "keras_predict": lambda f=features: discriminator.predict_on_batch(f),
-            **{
-                runtime: lambda t=tensors, call=call: call(**t)["rtd_logits"].numpy()
-                for runtime, call in signatures.items()
-            },
-        }
-        if hf_model is not None:
-            import torch
-
-            torch_inputs = {
-                "input_ids": torch.tensor(ids).long(),
-                "attention_mask": torch.tensor(mask).long(),
-                "token_type_ids": torch.tensor(types).long(),
-            }
-
-            def hf_call(inputs=torch_inputs):
-                with torch.inference_mode():
-                    return hf_model(**inputs).logits.numpy()
-
-            candidates["hf_torch"] = hf_call
+        candidates = _candidates(ids, discriminator, signatures, hf_model)
         iterations = max(args.min_iterations, int(args.iterations * (1 if batch == 1 else 0.3)))
         times = _time_in_turns(candidates, iterations, args.warmup)
-        timings = {name: _summary(seconds) for name, seconds in times.items()}
-        reference = timings["saved_model"]["p50_ms"]
-        for name, timing in timings.items():
-            paired = {}
-            if "hf_torch" in times:
-                ratios = np.asarray(times["hf_torch"]) / np.asarray(times[name])
-                paired["paired_speedup_vs_hf_torch"] = float(np.median(ratios))
-            record = {
-                "kind": "serving",
-                "runtime": name,
-                "recipe": args.recipe,
-                "num_layers": config.model.num_layers,  # after --set
-                "vocabulary_size": vocabulary,
-                "batch": batch,
-                "seq_len": args.seq,
-                **timing,
-                "sequences_per_s": batch * 1000.0 / timing["p50_ms"],
-                "p50_vs_saved_model": timing["p50_ms"] / reference,
-                **(layouts.get(name) or {"kernel_layout": None, "lanes": None}),
-                **paired,
-                "onednn_enabled": os.environ.get("TF_ENABLE_ONEDNN_OPTS"),
-            }
+        for record in _batch_records(times, batch, args.seq, layouts, run_keys):
             records.append(record)
             if emit is not None:
                 emit(record)
+    return records
+
+
+def _batch_records(times: dict, batch: int, seq: int, layouts: dict, run_keys: dict) -> list:
+    """One batch size's JSON records, in the timing order."""
+    timings = {name: _summary(seconds) for name, seconds in times.items()}
+    reference = timings["saved_model"]["p50_ms"]
+    records = []
+    for name, timing in timings.items():
+        paired = {}
+        if "hf_torch" in times:
+            ratios = np.asarray(times["hf_torch"]) / np.asarray(times[name])
+            paired["paired_speedup_vs_hf_torch"] = float(np.median(ratios))
+        records.append({
+            "kind": "serving",
+            "runtime": name,
+            **run_keys,
+            "batch": batch,
+            "seq_len": seq,
+            **timing,
+            "sequences_per_s": batch * 1000.0 / timing["p50_ms"],
+            "p50_vs_saved_model": timing["p50_ms"] / reference,
+            **(layouts.get(name) or {"kernel_layout": None, "lanes": None}),
+            **paired,
+            "onednn_enabled": os.environ.get("TF_ENABLE_ONEDNN_OPTS"),
+        })  # fmt: skip
     return records
