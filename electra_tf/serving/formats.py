@@ -54,22 +54,7 @@ def export_model(
 
     from electra_tf.config import ConfigError
     from electra_tf.io.durable import os_reason, variables_bytes
-    from electra_tf.pretraining.checkpoint import first_nonfinite_weight
 
-    bad = first_nonfinite_weight(model)
-    if bad is not None:
-        raise ConfigError(
-            f"The checkpoint's weight {bad} is not finite, so nothing was exported; export an "
-            "earlier checkpoint (a step-N folder of the run)."
-        )
-    if format not in _WRITERS:
-        raise ConfigError(f"Unknown export format {format!r}: choose one of {', '.join(FORMATS)}.")
-    for flag, given in (("--xla", jit_compile), ("--lanes", lanes is not None)):
-        if given and format not in ("serving", "all"):
-            raise ConfigError(
-                f"{flag} applies to the TF Serving SavedModel only, not to format {format!r}; "
-                "use --format serving or all."
-            )
     options = dict(
         vocab_file=vocab_file or model.config.data.vocab_file,
         model_name=model_name,
@@ -80,13 +65,7 @@ def export_model(
         kernel_layout=kernel_layout,
         lanes=lanes,
     )
-    recorded = options["vocab_file"]
-    if recorded and "://" not in recorded and not Path(recorded).is_file():
-        where = "given" if vocab_file else "that the checkpoint's config records"
-        raise ConfigError(
-            f"The vocabulary {where}, {recorded}, is not there (moved or deleted?); give "
-            "--vocab-file with the vocabulary the model was trained with."
-        )
+    _refuse(model, format, options, vocab_given=bool(vocab_file))
     out = Path(out)
     existed = out.exists()
     try:
@@ -101,6 +80,39 @@ def export_model(
             f"Could not write the export into {out} ({os_reason(error)}); nothing was left "
             "half-written: free space or choose a writable --out."
         ) from None
+
+
+def _refuse(model, format: str, options: dict, vocab_given: bool) -> None:
+    """Raises ConfigError, in one sentence, for what `export_model` cannot write: weights
+    that are not finite, an unknown format, a serving-only flag for another format, a
+    vocabulary file that is not there."""
+    from electra_tf.config import ConfigError
+    from electra_tf.pretraining.checkpoint import first_nonfinite_weight
+
+    bad = first_nonfinite_weight(model)
+    if bad is not None:
+        raise ConfigError(
+            f"The checkpoint's weight {bad} is not finite, so nothing was exported; export an "
+            "earlier checkpoint (a step-N folder of the run)."
+        )
+    if format not in _WRITERS:
+        raise ConfigError(f"Unknown export format {format!r}: choose one of {', '.join(FORMATS)}.")
+    for flag, given in (
+        ("--xla", options["jit_compile"]),
+        ("--lanes", options["lanes"] is not None),
+    ):
+        if given and format not in ("serving", "all"):
+            raise ConfigError(
+                f"{flag} applies to the TF Serving SavedModel only, not to format {format!r}; "
+                "use --format serving or all."
+            )
+    recorded = options["vocab_file"]
+    if recorded and "://" not in recorded and not Path(recorded).is_file():
+        where = "given" if vocab_given else "that the checkpoint's config records"
+        raise ConfigError(
+            f"The vocabulary {where}, {recorded}, is not there (moved or deleted?); give "
+            "--vocab-file with the vocabulary the model was trained with."
+        )
 
 
 def _check_room(out: Path, needed: int) -> None:
@@ -191,11 +203,6 @@ def write_release(
         difference}, "verified": whether the id-based exports agree within
         `RELEASE_TOLERANCE`}.
     """
-    import keras_hub
-    import numpy as np
-    import tensorflow as tf
-    import tensorflow_text  # noqa: F401  (the text signatures' ops)
-
     from electra_tf.config import ConfigError
     from electra_tf.serving.hub import export_hub
     from electra_tf.serving.keras_hub_preset import write_keras_hub_preset
@@ -208,19 +215,30 @@ def write_release(
     out = Path(out)
     common = dict(vocab_file=vocab, seq_length=seq_length, lower_case=lower_case)
     serving = export_for_serving(
-        model,
-        out / "serving",
-        model_name=model_name,
-        version=version,
-        jit_compile=jit_compile,
-        kernel_layout=kernel_layout,
-        lanes=lanes,
-        **common,
-    )
+        model, out / "serving", model_name=model_name, version=version,
+        jit_compile=jit_compile, kernel_layout=kernel_layout, lanes=lanes, **common,
+    )  # fmt: skip
     encoder_dir, preprocessor_dir = export_hub(model, out / "hub", **common)
     preset = write_keras_hub_preset(
         model, out / "keras_hub", vocab_file=vocab, lower_case=lower_case
     )
+    checks = _release_differences(model, serving, encoder_dir, preprocessor_dir, preset)
+    return {
+        "serving": str(serving),
+        "hub": [str(encoder_dir), str(preprocessor_dir)],
+        "keras_hub": str(preset),
+        "max_abs_difference_vs_keras": checks,
+        "verified": all(checks[name] <= RELEASE_TOLERANCE for name in ("serving", "hub_encoder")),
+    }
+
+
+def _release_differences(model, serving, encoder_dir, preprocessor_dir, preset) -> dict:
+    """Each written format's largest difference from the Keras encoder on two sentences,
+    tokenized by the hub preprocessor."""
+    import keras_hub
+    import numpy as np
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401  (the text signatures' ops)
 
     sentences = tf.constant(["The markets rallied today.", "A new film opens this week."])
     preprocessor = tf.saved_model.load(str(preprocessor_dir))
@@ -235,15 +253,8 @@ def write_release(
     encoder = tf.saved_model.load(str(encoder_dir))
     backbone = keras_hub.models.ElectraBackbone.from_preset(str(preset))
     theirs = np.asarray(backbone(ours_inputs)["sequence_output"])
-    checks = {
+    return {
         "serving": float(np.abs(served["sequence_output"].numpy() - ours).max()),
         "hub_encoder": float(np.abs(encoder(ids)["sequence_output"].numpy() - ours).max()),
         "keras_hub_tanh_gelu": float(np.abs(theirs - ours).max()),
-    }
-    return {
-        "serving": str(serving),
-        "hub": [str(encoder_dir), str(preprocessor_dir)],
-        "keras_hub": str(preset),
-        "max_abs_difference_vs_keras": checks,
-        "verified": all(checks[name] <= RELEASE_TOLERANCE for name in ("serving", "hub_encoder")),
     }

@@ -135,6 +135,30 @@ class TaskServingModule(tf.Module):
         if not spec.servable:
             raise ConfigError(f"A {self.kind} model cannot be exported yet.")
         self._spec = types.SimpleNamespace(kind=spec)  # a class, not state to save
+        lanes = inference.resolve_lanes(model.encoder, lanes, jit_compile, default=LANES)
+        self._hold_weights(model, spec, lanes)
+        self.labels = tf.constant(getattr(model, "labels", None) or ["score"])
+        self.tokenizer = ElectraTokenizer(
+            vocab_file,
+            lower_case=model.preprocessor.lower_case,
+            strip_accents=model.preprocessor.strip_accents,
+        )
+        self.seq_length = int(min(seq_length, model.encoder.max_sequence_length))
+        self.pair = bool(pair)
+        self._set_passes(jit_compile, bfloat16_rows, skip_padding)
+        # The kind's own serving settings (Python numbers: constants in the graph).
+        self.settings = types.SimpleNamespace(**spec.serving_settings(model))
+        text = spec.serving_inputs(self.pair)
+        self.text_names = [t.name for t in text]
+        # No AutoGraph (see `STAGED`): the signatures' loops and branches are tf ops already.
+        self.serve_text = tf.function(self._serve_text, input_signature=text, **STAGED)
+        ids = [tf.TensorSpec([None, None], tf.int32, name=name) for name in _IDS]
+        self.serve = tf.function(self._serve_ids, input_signature=ids, **STAGED)
+        examples = [tf.TensorSpec([None], tf.string, name="examples")]
+        self.serve_examples = tf.function(self._serve_examples, input_signature=examples, **STAGED)
+
+    def _hold_weights(self, model, spec, lanes: int) -> None:
+        """The variables the SavedModel keeps, and `lanes` (blocks' lanes per pass)."""
         encoder = model.encoder
         # Keras objects in a namespace the SavedModel does not follow; their variables are
         # listed once below (`encoder_weights/<i>` is what `load_initialization` reads).
@@ -143,22 +167,17 @@ class TaskServingModule(tf.Module):
         )
         self.encoder_weights = list(encoder.weights)
         self.head_weights = spec.head_weights(model)
-        self.lanes = inference.resolve_lanes(encoder, lanes, jit_compile, default=LANES)
+        self.lanes = lanes
         # One chain reads the query, key and value kernels side by side; lanes read their
         # heads' share of them and of the feed-forward units (copies made once, here).
         self.fused_attention_weights = [
             [tf.Variable(kernel, trainable=False), tf.Variable(bias, trainable=False)]
-            for kernel, bias in (inference.fused_qkv(encoder) if self.lanes == 1 else ())
+            for kernel, bias in (inference.fused_qkv(encoder) if lanes == 1 else ())
         ]
-        self.lane_weights = inference.lane_variables(encoder, self.lanes)
-        self.labels = tf.constant(getattr(model, "labels", None) or ["score"])
-        self.tokenizer = ElectraTokenizer(
-            vocab_file,
-            lower_case=model.preprocessor.lower_case,
-            strip_accents=model.preprocessor.strip_accents,
-        )
-        self.seq_length = int(min(seq_length, encoder.max_sequence_length))
-        self.pair = bool(pair)
+        self.lane_weights = inference.lane_variables(encoder, lanes)
+
+    def _set_passes(self, jit_compile: bool, bfloat16_rows, skip_padding: bool) -> None:
+        """The encoder's passes: plain, under XLA, or in bfloat16 from `bfloat16_rows`."""
         self.jit_compile = bool(jit_compile)
         if bfloat16_rows is not None and (jit_compile or int(bfloat16_rows) < 1):
             raise ConfigError(
@@ -184,16 +203,6 @@ class TaskServingModule(tf.Module):
         self._forward = (
             tf.function(self._encode, jit_compile=True, **STAGED) if jit_compile else self._encode
         )
-        # The kind's own serving settings (Python numbers: constants in the graph).
-        self.settings = types.SimpleNamespace(**spec.serving_settings(model))
-        text = spec.serving_inputs(self.pair)
-        self.text_names = [t.name for t in text]
-        # No AutoGraph (see `STAGED`): the signatures' loops and branches are tf ops already.
-        self.serve_text = tf.function(self._serve_text, input_signature=text, **STAGED)
-        ids = [tf.TensorSpec([None, None], tf.int32, name=name) for name in _IDS]
-        self.serve = tf.function(self._serve_ids, input_signature=ids, **STAGED)
-        examples = [tf.TensorSpec([None], tf.string, name="examples")]
-        self.serve_examples = tf.function(self._serve_examples, input_signature=examples, **STAGED)
 
     @property
     def head_kernel(self):
