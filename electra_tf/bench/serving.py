@@ -80,8 +80,8 @@ def _time_in_turns(calls: dict, iterations: int, warmup: int) -> dict:
     return times
 
 
-# The exports timed, after `saved_model` (auto layout, one lane): name -> export options.
 def _variants(other_layout: str) -> tuple:
+    """The exports timed, (name, export options): `saved_model` (auto layout, one lane) first."""
     return (
         ("saved_model", {}),
         (f"saved_model_{other_layout}_kernels", {"kernel_layout": other_layout}),
@@ -170,7 +170,11 @@ def run(args: ServingOptions, emit=None) -> list[dict]:
     from electra_tf.serving.saved_model import float32_discriminator
 
     special_ids = (
-        f"data.{name}_id={i}" for i, name in enumerate(("pad", "unk", "cls", "sep", "mask"))
+        "data.pad_id=0",
+        "data.unk_id=1",
+        "data.cls_id=2",
+        "data.sep_id=3",
+        "data.mask_id=4",
     )
     config = load_recipe(args.recipe).override(
         f"data.sequence_length={args.seq}", *special_ids, *args.overrides
@@ -185,8 +189,11 @@ def run(args: ServingOptions, emit=None) -> list[dict]:
     )
     signatures, layouts = _exports(model, folder, vocab, args.seq)
     hf_model = _hf_peer(config.model, vocabulary)
-    run_keys = {"recipe": args.recipe, "num_layers": config.model.num_layers}  # after --set
-    run_keys["vocabulary_size"] = vocabulary
+    run_keys = {
+        "recipe": args.recipe,
+        "num_layers": config.model.num_layers,  # after --set
+        "vocabulary_size": vocabulary,
+    }
     records = []
     rng = np.random.default_rng(0)
     for batch in args.batches:
