@@ -9,10 +9,12 @@ numpy arrays (`bench.step.workload`'s ids, or a `.npz` made elsewhere with `--ba
 It prints one JSON line per timed configuration and appends it to `OUT_DIR/device.jsonl`:
 
 - `device_facts`: Python, the libraries, JAX's devices and `nvidia-smi`'s GPU line;
-- `device_step`, per round, batch size and precision (float32; bfloat16: Keras's
-  `mixed_bfloat16` policy on our side, `torch.autocast(bfloat16)` on the peer's): our
-  jitted JAX step (`bench.step.build_jax_step`) and Hugging Face PyTorch ELECTRA's step
-  on the same ids (`bench.peer_steps.torch_step`), in alternating order;
+- `device_step`, per round, batch size and precision (`float32`: float32 products on
+  both sides, which JAX on a GPU would otherwise run as TF32; `tf32`: float32 weights
+  with TF32 products on both; `mixed_bfloat16`: Keras's policy on our side,
+  `torch.autocast(bfloat16)` on the peer's): our jitted JAX step
+  (`bench.step.build_jax_step`) and Hugging Face PyTorch ELECTRA's step on the same ids
+  (`bench.peer_steps.torch_step`), in alternating order;
 - `device_run` (with `--train-steps N`): N steps of `fit` on the `--batches` arrays in
   order, whose weights are written to `OUT_DIR/pretrainer.weights.h5` with the config
   beside them (`pretrainer.json`), for the machine that has TensorFlow to load and export;
@@ -30,7 +32,7 @@ import subprocess
 import sys
 import time
 
-__all__ = ["facts", "main", "timed_steps", "train_run"]
+__all__ = ["facts", "float32_products", "main", "timed_steps", "train_run"]
 
 
 def facts() -> dict:
@@ -62,12 +64,30 @@ def _version(name: str) -> str:
         return "?"
 
 
+def float32_products(precision: str) -> str:
+    """Sets how both frameworks run float32 matrix products for `precision`; returns the
+    Keras policy. "tf32" is float32 with TF32 products; every other name has exact float32
+    products (JAX's GPU default is TF32, PyTorch's is not: the same setting on both)."""
+    import jax
+
+    tf32 = precision == "tf32"
+    jax.config.update("jax_default_matmul_precision", "tensorfloat32" if tf32 else "highest")
+    try:
+        import torch
+    except ImportError:  # the JAX side alone
+        return "float32" if tf32 else precision
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.allow_tf32 = tf32
+    return "float32" if tf32 else precision
+
+
 def timed_steps(args, batch: int, precision: str, impl: str, number: int) -> dict:
     """One `device_step` record: `impl` ("electra_tf_jax" or "pytorch") timed as `bench step`."""
     from electra_tf.bench import peer_steps, step
 
+    policy = float32_products(precision)
     options = step.StepOptions(
-        recipe=args.recipe, batch=batch, seq=args.seq, precision=precision,
+        recipe=args.recipe, batch=batch, seq=args.seq, precision=policy,
         warmup=args.warmup, steps=args.steps, min_steps=args.steps, budget=0.0,
         overrides=tuple(args.overrides), impl=impl, round=number,
     )  # fmt: skip
@@ -78,7 +98,7 @@ def timed_steps(args, batch: int, precision: str, impl: str, number: int) -> dic
         ids = step.workload(config, batch, args.seq)
         one_step, _, _ = peer_steps.torch_step(
             config.override("train.mixed_precision=float32"), ids, device=args.device,
-            bf16=precision != "float32",
+            bf16=policy != "float32",
         )  # fmt: skip
     timing = step.time_steps(one_step, options)
     return {
@@ -101,6 +121,7 @@ def train_run(args) -> dict:
     length = data["token_ids"].shape[1]
     options = StepOptions(recipe=args.recipe, batch=args.train_batch, seq=length)
     config = step_config(options).override(*args.overrides, f"train.num_steps={args.train_steps}")
+    float32_products("float32")  # exact products: the logits are checked on TensorFlow later
     started = time.perf_counter()
     model = ElectraPretrainer(config)
     model.compile()
@@ -129,7 +150,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--recipe", default="small", help="pre-training recipe (default small)")
     parser.add_argument("--seq", type=int, default=128, help="sequence length (default 128)")
     parser.add_argument("--batch-sizes", default="32,128", help="comma-separated (default 32,128)")
-    parser.add_argument("--precisions", default="float32,mixed_bfloat16", help="comma-separated")
+    parser.add_argument(
+        "--precisions", default="float32,mixed_bfloat16", help="comma-separated: float32, tf32, "
+        "mixed_bfloat16 (float32 products exact on both sides unless tf32)",
+    )
     parser.add_argument("--rounds", type=int, default=2, help="rounds (default 2)")
     parser.add_argument("--warmup", type=int, default=5, help="untimed steps (default 5)")
     parser.add_argument("--steps", type=int, default=30, help="timed steps (default 30)")

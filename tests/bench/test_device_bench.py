@@ -47,12 +47,12 @@ def _run_device_bench(tmp_path, precisions="float32,mixed_bfloat16"):
 
 @pytest.mark.slow
 def test_the_device_bench_runs_without_tensorflow_and_its_weights_load_here(tmp_path):
-    _check_device_bench(tmp_path, ("float32", "mixed_bfloat16"))
+    _check_device_bench(tmp_path, ("float32", "tf32", "mixed_bfloat16"))
 
 
 def test_the_device_bench_runs_without_tensorflow_and_its_weights_load_here_quick(tmp_path):
     """Default twin of `test_the_device_bench_runs_without_tensorflow_and_its_weights_load_here`
-    (slow: float32 and bfloat16 steps): float32 steps only, the same run and reload."""
+    (slow: float32, TF32 and bfloat16 steps): float32 steps only, the same run and reload."""
     _check_device_bench(tmp_path, ("float32",))
 
 
@@ -85,3 +85,26 @@ def _check_device_bench(tmp_path, precisions):
     first = {key: ids[key].reshape(-1, 16)[:2] for key in ids.files}
     logits = np.asarray(model.discriminator(first, training=False))
     np.testing.assert_allclose(logits, np.array(run["probe_logits"]), atol=2e-5)
+
+
+def test_float32_products_set_the_same_matmul_precision_on_jax_and_pytorch():
+    """JAX on a GPU runs float32 products as TF32 unless told; PyTorch does not: the bench
+    sets both the same way for each precision name, and gives the Keras policy to build."""
+    import jax
+    import torch
+
+    from electra_tf.bench.device import float32_products
+
+    saved = (jax.config.jax_default_matmul_precision, torch.backends.cuda.matmul.allow_tf32)
+    try:
+        assert float32_products("tf32") == "float32"
+        assert jax.config.jax_default_matmul_precision == "tensorfloat32"
+        assert torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.allow_tf32
+        assert float32_products("float32") == "float32"
+        assert jax.config.jax_default_matmul_precision == "highest"
+        assert not torch.backends.cuda.matmul.allow_tf32
+        assert float32_products("mixed_bfloat16") == "mixed_bfloat16"
+        assert jax.config.jax_default_matmul_precision == "highest"
+    finally:
+        jax.config.update("jax_default_matmul_precision", saved[0])
+        torch.backends.cuda.matmul.allow_tf32 = saved[1]

@@ -18,5 +18,5 @@ pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
 # docs/results/backends.md), 64 tokens, vocabulary 4,000.
 cp "${BATCHES:-/work/data/learn/batches/train.npz}" "$carry/batches.npz"
 cp "${BATCHES_MANIFEST:-/work/data/learn/batches/manifest.json}" "$carry/manifest.json"
-cp "$here/bootstrap.py" "$here/run.sh" "$carry/"
+cp "$here/bootstrap.py" "${RUN_SH:-$here/run.sh}" "$carry/"
 du -sh "$carry" && du -s --block-size=1M "$carry" | awk '$1 >= 64 {print "over 64 MiB"; exit 1}'
