@@ -151,7 +151,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--seq", type=int, default=128, help="sequence length (default 128)")
     parser.add_argument("--batch-sizes", default="32,128", help="comma-separated (default 32,128)")
     parser.add_argument(
-        "--precisions", default="float32,mixed_bfloat16", help="comma-separated: float32, tf32, "
+        "--precisions",
+        default="float32,mixed_bfloat16",
+        help="comma-separated: float32, tf32, "
         "mixed_bfloat16 (float32 products exact on both sides unless tf32)",
     )
     parser.add_argument("--rounds", type=int, default=2, help="rounds (default 2)")
