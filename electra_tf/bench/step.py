@@ -141,14 +141,11 @@ def build_step(args: StepOptions):
     return config, model, one_step
 
 
-def build_jax_step(args: StepOptions):
-    """(model, one step) of our step on Keras's JAX backend: `train_on_batch`, which runs
-    the jitted stateless step (`pretraining.portable_step`), on `workload`'s ids, cycled."""
+def _refuse_off_jax(args: StepOptions) -> None:
+    """One sentence when our JAX step is asked for outside the JAX backend, or with --xla."""
     import keras
-    import numpy as np
 
     from electra_tf.config import ConfigError
-    from electra_tf.pretraining.pretrainer import ElectraPretrainer
 
     if keras.config.backend() != "jax":
         raise ConfigError(
@@ -157,6 +154,16 @@ def build_jax_step(args: StepOptions):
         )
     if args.xla:
         raise ConfigError("bench step --impl electra_tf_jax is always jitted; drop --xla.")
+
+
+def build_jax_step(args: StepOptions):
+    """(model, one step) of our step on Keras's JAX backend: `train_on_batch`, which runs
+    the jitted stateless step (`pretraining.portable_step`), on `workload`'s ids, cycled."""
+    import numpy as np
+
+    from electra_tf.pretraining.pretrainer import ElectraPretrainer
+
+    _refuse_off_jax(args)
     config = step_config(args)
     batches = [
         {"token_ids": ids, "padding_mask": np.ones_like(ids), "segment_ids": np.zeros_like(ids)}
@@ -172,6 +179,50 @@ def build_jax_step(args: StepOptions):
         return float(logs["loss"])
 
     return model, one_step
+
+
+def time_jax_fit(args: StepOptions) -> dict:
+    """Our JAX step as `fit` runs it, on `workload`'s ids: one `fit` of `warmup` steps (the
+    compile), then one of `steps` steps, timed whole. `fit` keeps the model's and Adam's
+    variables on the device from step to step and writes them back once at its end;
+    `train_on_batch` (`build_jax_step`) writes every variable back after each step, a fixed
+    cost per step that a fast accelerator shows. The time ends when the step count written
+    by the last step is read back, so the device has finished every step."""
+    import keras
+    import numpy as np
+
+    from electra_tf.pretraining.pretrainer import ElectraPretrainer
+
+    _refuse_off_jax(args)
+    config = step_config(args)
+    ids = workload(config, args.batch, args.seq)
+
+    def rows(count):
+        chosen = np.concatenate([ids[k % len(ids)] for k in range(count)])
+        return {"token_ids": chosen, "padding_mask": np.ones_like(chosen),
+                "segment_ids": np.zeros_like(chosen)}  # fmt: skip
+
+    model = ElectraPretrainer(config)
+    model.compile()
+
+    def fit(count):
+        start = time.perf_counter()
+        history = model.fit(rows(count), batch_size=args.batch, shuffle=False, verbose=0)
+        int(keras.ops.convert_to_numpy(model.optimizer.iterations))  # waits for the last step
+        return time.perf_counter() - start, history.history
+
+    first, _ = fit(max(1, args.warmup))
+    cpu0 = _cpu_seconds()
+    seconds, history = fit(args.steps)
+    return {
+        "step_s_mean": seconds / args.steps,
+        "first_step_s": first,
+        "timed_steps": args.steps,
+        "timed_s": seconds,
+        "cpu_util": (_cpu_seconds() - cpu0) / seconds,
+        "loss_mean": float(history["loss"][-1]),
+        "loop": "fit",
+    }
 
 
 def time_steps(one_step, args: StepOptions) -> dict:

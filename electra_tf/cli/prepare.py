@@ -64,7 +64,7 @@ def _add_output_flags(parser) -> None:
     parser.add_argument(
         "--vocab-file",
         help="use this vocab.txt instead of learning one, or the vocabulary (and casing) of a "
-        "run, imported folder, Hugging Face folder or export",
+        "data folder prepare wrote, run, imported folder, Hugging Face folder or export",
     )
     parser.add_argument(
         "--vocab-size", type=int, default=8192, help="size of a learned vocabulary (default 8192)"

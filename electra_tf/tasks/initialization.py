@@ -218,12 +218,24 @@ def vocabulary_of(spec) -> tuple[str, bool | None]:
     """(vocab.txt, lower_case) of a vocabulary file or of a source that records one.
 
     A plain vocab.txt gives no casing (None); a run, checkpoint, Hugging Face folder or
-    export gives the casing it was trained with.
+    export gives the casing it was trained with; a folder `prepare` wrote gives its
+    vocab.txt and the casing its manifest records.
     """
     path = Path(spec)
     if path.is_file():
         return str(path), None
-    kind = source_kind(str(spec))
+    prepared = _prepared_vocabulary(path)
+    if prepared:
+        return prepared
+    try:
+        kind = source_kind(str(spec))
+    except ConfigError:
+        if not path.is_dir():
+            raise
+        raise ConfigError(
+            f"{spec} holds no vocabulary: give a vocab.txt, or a folder that records one "
+            "(prepared data, a run, a checkpoint, an export or a Hugging Face folder)."
+        ) from None
     if kind == "checkpoint":
         from electra_tf.pretraining.checkpoint import read_checkpoint_config
 
@@ -236,6 +248,20 @@ def vocabulary_of(spec) -> tuple[str, bool | None]:
         return _need_vocab(found, spec), lower
     init = load_initialization(str(spec))
     return init.vocab_file, init.lower_case
+
+
+def _prepared_vocabulary(path: Path):
+    """(vocab.txt, lower_case) of a data folder `prepare` wrote, or None for anything else."""
+    try:
+        manifest = json.loads((path / "manifest.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(manifest, dict) or "shards" not in manifest:
+        return None
+    vocab = path / str(manifest.get("vocab_file") or "vocab.txt")
+    extra = manifest.get("extra")
+    lower = extra.get("lower_case") if isinstance(extra, dict) else None
+    return (str(vocab), lower) if vocab.is_file() else None
 
 
 def load_initialization(spec: str, vocab_file: str | None = None) -> Initialization:

@@ -70,8 +70,11 @@ def _check_device_bench(tmp_path, precisions):
         for impl in ("electra_tf_jax", "pytorch")
     ]
     for record in steps:
-        assert math.isfinite(record["loss_last"]) and record["timed_steps"] == 1
-        assert record["tokens_per_s"] == 2 * 16 / record["step_s_median"]
+        assert math.isfinite(record["loss_mean"]) and record["timed_steps"] == 1
+        assert record["tokens_per_s"] == 2 * 16 / record["step_s_mean"]
+        assert record["step_s_mean"] == record["timed_s"] / record["timed_steps"]
+    # Ours as `fit` runs it (the default loop), the peer a step at a time.
+    assert [r["loop"] for r in steps] == ["fit", "step"] * len(precisions)
     assert run["kind"] == "device_run" and run["backend"] == "jax" and run["steps"] == 2
 
     # Back on TensorFlow: the same config and weights give the logits the JAX run reported.
@@ -85,6 +88,12 @@ def _check_device_bench(tmp_path, precisions):
     first = {key: ids[key].reshape(-1, 16)[:2] for key in ids.files}
     logits = np.asarray(model.discriminator(first, training=False))
     np.testing.assert_allclose(logits, np.array(run["probe_logits"]), atol=2e-5)
+    # The discriminator's weights alone (what comes back from a GPU machine) do the same.
+    alone = ElectraPretrainer(config)
+    alone.discriminator(first)
+    alone.discriminator.load_weights(str(out / run["discriminator_weights"]))
+    again = np.asarray(alone.discriminator(first, training=False))
+    np.testing.assert_allclose(again, np.array(run["probe_logits"]), atol=2e-5)
 
 
 def test_float32_products_set_the_same_matmul_precision_on_jax_and_pytorch():

@@ -130,3 +130,30 @@ def test_the_alphabet_keeps_the_most_frequent_characters(monkeypatch):
     assert tokens[:11] == ["[PAD]", "a", "b", "c", "d", "x", "##a", "##b", "##c", "##d", "##x"]
     assert not any("z" in t or "e" in t for t in tokens)
     assert {"aaab", "xdx"} <= set(tokens)
+
+
+def test_a_prepared_data_folder_gives_its_vocabulary_and_casing(tmp_path, capsys):
+    """`--vocab-file DATA` (a folder `prepare` wrote) reuses its vocab.txt and its casing, as
+    a held-out split is prepared with the training split's vocabulary; a folder with no
+    vocabulary is refused in one sentence that names what to give."""
+    from electra_tf.tasks.initialization import vocabulary_of
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n\n".join(CORPUS) + "\n")
+    train = tmp_path / "train"
+    options = dict(sequence_length=16, progress=False)
+    prepare_corpus([TextSource([str(corpus)])], train, vocabulary_size=60, **options)
+    assert vocabulary_of(train) == (str(train / "vocab.txt"), True)
+    held = tmp_path / "held"
+    argv = ["prepare", "--input", str(corpus), "--output-dir", str(held), "--quiet"]
+    assert main([*argv, "--vocab-file", str(train), "--sequence-length", "16"]) == 0
+    assert (held / "vocab.txt").read_text() == (train / "vocab.txt").read_text()
+    assert json.loads((held / "manifest.json").read_text())["extra"]["lower_case"] is True
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    argv = ["prepare", "--input", str(corpus), "--output-dir", str(tmp_path / "x"), "--quiet"]
+    assert main([*argv, "--vocab-file", str(empty)]) == 2
+    said = capsys.readouterr().err
+    assert f"{empty} holds no vocabulary: give a vocab.txt" in said and "--init" not in said
+    assert not (tmp_path / "x").exists()
