@@ -98,9 +98,13 @@ def more_runs(runs):
     first = _child(folder / "more.npz", [init, parallel_run])
     command = [sys.executable, "-m", "electra_tf.cli", *run_args(data, killed, budget)]
     command += ["--backend", "jax"]
+    # Both processes keep compiled programs in one cache folder (the CLI's default, under
+    # XDG's); with JAX_LOG_COMPILES the resumed one says what it read from there.
+    env = dict(_env("tensorflow"), XDG_CACHE_HOME=str(folder / "xdg"), JAX_LOG_COMPILES="1")
+    env.pop("JAX_COMPILATION_CACHE_DIR", None)
     try:
         second = subprocess.Popen(
-            command, env=_env("tensorflow"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
         checkpoint = killed / "checkpoints" / f"step-{EVERY:08d}"
         deadline = time.time() + 600
@@ -111,9 +115,7 @@ def more_runs(runs):
         assert checkpoint.exists(), "the run to kill wrote no checkpoint"
         shutil.copytree(checkpoint, folder / "first_checkpoint")  # resuming prunes it
         saved = sorted(os.listdir(killed / "checkpoints"))
-        resumed = subprocess.run(
-            command, env=_env("tensorflow"), capture_output=True, text=True, timeout=900
-        )
+        resumed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
         _finish(first)
     finally:
         if first.poll() is None:  # a failure above: do not leave it running
@@ -125,6 +127,7 @@ def more_runs(runs):
         warm=warm,
         saved_before_kill=saved,
         resumed=json.loads(resumed.stdout[resumed.stdout.index("{") :]),
+        resumed_log=resumed.stderr,
         more=dict(np.load(folder / "more.npz")),
     )
 
@@ -148,6 +151,8 @@ def test_a_killed_jax_run_resumes_to_bit_identical_weights(more_runs):
     assert a.keys() == b.keys() and len(paths["trainable"]) > 40 and len(paths["optimizer"]) > 80
     different = [key for key in a if not np.array_equal(a[key], b[key])]
     assert different == []  # weights, moments, step counter and dropout seeds alike
+    # The resumed process read compiled programs from the cache the killed one wrote.
+    assert "Persistent compilation cache hit for 'jit_" in more_runs["resumed_log"]
 
 
 @pytest.mark.slow

@@ -70,6 +70,8 @@ def runs(tmp_path_factory):
         *run_args(jax_data, folder / "straight", per_step * (STEPS - 0.5)),
     ]
     env = backend_child_env("jax", JAX_FLAGS, TESTS / "pretraining")
+    env.pop("JAX_COMPILATION_CACHE_DIR", None)  # the CLI's default folder, under XDG's
+    env["XDG_CACHE_HOME"] = str(folder / "xdg")
     command = [sys.executable, str(CHILD), str(folder / "jax.npz"), str(tf_run), *resume]
     done = subprocess.run(
         [*command, "--", *init, "--", *map(str, straight)],
@@ -84,6 +86,7 @@ def runs(tmp_path_factory):
         "straight": folder / "straight",
         "outputs": dict(np.load(folder / "straight.npz")),
         "per_step": per_step,
+        "compile_cache": folder / "xdg" / "electra-tf" / "jax",
     }
 
 
@@ -213,3 +216,30 @@ def test_a_jax_checkpoint_that_lost_bytes_is_moved_aside(runs, tmp_path):
     assert "variables.npz has" in verify_checkpoint(newest)
     assert find_checkpoint(run, log=lambda line: None).name == f"step-{STEPS - EVERY:08d}"
     assert (run / "checkpoints" / f"step-{STEPS:08d}.corrupt").is_dir()
+
+
+def test_a_jax_run_keeps_its_compiled_steps_in_the_cache_folder(runs):
+    """`pretrain` on JAX writes its compiled programs under $XDG_CACHE_HOME/electra-tf/jax
+    (JAX's persistent cache, keyed on program, options, version and device), so that a
+    resumed or repeated run skips the compile; test_jax_run.py's slow resume reads them."""
+    entries = [path for path in runs["compile_cache"].rglob("*") if path.is_file()]
+    assert entries, "no compiled program was kept"
+    assert any(path.stat().st_size > 10_000 for path in entries)
+
+
+def test_the_compile_cache_is_left_alone_off_jax_and_when_jax_is_told():
+    """This process runs TensorFlow: no folder is chosen. On JAX, a folder JAX was given
+    wins over the default (checked in a child: JAX cannot be switched in here)."""
+    from electra_tf.cli.pretrain import jax_compile_cache
+
+    assert jax_compile_cache() is None
+    code = (
+        "import jax; from electra_tf.cli.pretrain import jax_compile_cache as c; "
+        "jax.config.update('jax_compilation_cache_dir', '/tmp/mine'); print(c()); "
+        "print(jax.config.jax_compilation_cache_max_size)"
+    )
+    env = backend_child_env("jax", JAX_FLAGS)
+    env.pop("JAX_COMPILATION_CACHE_DIR", None)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["/tmp/mine", "-1"]
