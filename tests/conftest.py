@@ -1,10 +1,18 @@
 """Test session setup: quiet TensorFlow, two logical CPU devices for the strategy tests."""
 
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
+# `pretrain` on JAX keeps compiled programs under ~/.cache unless JAX is given a folder: the
+# tests' runs and their child processes keep theirs in one of this process instead.
+_jax_cache = tempfile.mkdtemp(prefix="electra-tf-jax-cache-")
+os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", _jax_cache)
+atexit.register(shutil.rmtree, _jax_cache, ignore_errors=True)
 sys.path.insert(0, os.path.dirname(__file__))
 
 import tensorflow as tf  # noqa: E402

@@ -157,10 +157,10 @@ def jax_compile_cache() -> str | None:
     """On JAX, keeps compiled steps on disk so that a resumed or repeated run skips the
     compile (a minute or two for ELECTRA-Small, on a GPU as on the CPU). JAX's own setting
     (JAX_COMPILATION_CACHE_DIR, or `jax.config`) wins; else `$XDG_CACHE_HOME/electra-tf/jax`
-    (`~/.cache/...`), at most 2 GiB (JAX deletes the least recently read entries). JAX keys
-    each entry on the program, its options, its version and the device, so a changed model
-    or machine compiles anew. Returns the folder, or None when this process does not run
-    on JAX."""
+    (`~/.cache/...`), which grows by one file per new program (tens of MB for ELECTRA-Small)
+    and may be deleted at any time. JAX keys each entry on the program, its options, its
+    version and the device, so a changed model or machine compiles anew. Returns the
+    folder, or None when this process does not run on JAX."""
     import keras
 
     if keras.config.backend() != "jax":
@@ -172,8 +172,6 @@ def jax_compile_cache() -> str | None:
         home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         folder = os.path.join(home, "electra-tf", "jax")
         jax.config.update("jax_compilation_cache_dir", folder)
-        if jax.config.jax_compilation_cache_max_size == -1:  # JAX's default: no bound
-            jax.config.update("jax_compilation_cache_max_size", 2 << 30)
     return folder
 
 
