@@ -17,7 +17,8 @@ def once(data, vocab, out, cache, label, number):
     command = [sys.executable, "-m", "electra_tf.cli", "pretrain", "--backend", "jax",
                "--recipe", "small", "--data", data, "--vocab-file", vocab, "--steps", "2",
                "--batch-size", "8", "--verbose", "0", "--output-dir", run,
-               "--set", "model.max_sequence_length=64", "--set", "train.checkpoint_every=1000"]
+               "--set", "model.max_sequence_length=64", "--set", "data.sequence_length=64",
+               "--set", "train.checkpoint_every=1000"]
     env = dict(os.environ, XDG_CACHE_HOME=cache, TF_CPP_MIN_LOG_LEVEL="3", JAX_LOG_COMPILES="1")
     env.pop("JAX_COMPILATION_CACHE_DIR", None)
     start = time.perf_counter()
