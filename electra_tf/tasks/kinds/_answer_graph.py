@@ -24,6 +24,8 @@ use); tests hold the two equal. Every step is batched over all windows of all qu
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import tensorflow as tf
 import tensorflow_text as tf_text
 
@@ -172,23 +174,38 @@ def _strip_outer(context, begin, end):
 
 
 def answer_graph(module, question, context) -> dict:
-    """`serving_default`'s outputs for `question` and `context` `[B]` (see the module)."""
-    settings, tok = module.settings, module.tokenizer
-    seq = module.seq_length
+    """`serving_default`'s outputs for `question` and `context` `[B]` (see the module): its
+    four steps in turn, each a function below."""
     batch = tf.shape(question, out_type=tf.int64)[0]
+    pieces = _pieces(module, question, context)
+    windows = _windows(module, pieces, batch)
+    spans = _spans(module, windows, batch)
+    return _answers(module, context, pieces, windows, spans)
 
-    # 1. Words of the context (byte offsets), their pieces; the question's pieces.
+
+def _pieces(module, question, context) -> SimpleNamespace:
+    """1. Words of the context (byte offsets), their pieces; the question's pieces."""
+    settings, tok = module.settings, module.tokenizer
     words, word_begin, word_end = tf_text.WhitespaceTokenizer().tokenize_with_offsets(context)
     word_pieces = tok.tokenize(words.flat_values)  # [total words, (pieces)]
-    piece_ids = word_pieces.flat_values
-    piece_word = word_pieces.value_rowids()  # flat word index of each piece
     word_piece_splits = tf.gather(word_pieces.row_splits, words.row_splits)
-    n_pieces = word_piece_splits[1:] - word_piece_splits[:-1]  # [B]
-    piece_base = word_piece_splits[:-1]  # first flat piece of each question
-    query = tok.tokenize(question)[:, : squad.query_limit(seq, settings.max_query_length)]
-    query_length = query.row_lengths()
+    limit = squad.query_limit(module.seq_length, settings.max_query_length)
+    query = tok.tokenize(question)[:, :limit]
+    return SimpleNamespace(
+        word_begin=word_begin, word_end=word_end,
+        piece_ids=word_pieces.flat_values,
+        piece_word=word_pieces.value_rowids(),  # flat word index of each piece
+        n_pieces=word_piece_splits[1:] - word_piece_splits[:-1],  # [B]
+        piece_base=word_piece_splits[:-1],  # first flat piece of each question
+        query=query, query_length=query.row_lengths(),
+    )  # fmt: skip
 
-    # 2. Windows.
+
+def _windows(module, pieces, batch) -> SimpleNamespace:
+    """2. Windows: the encoder's inputs, and each position's piece (flat) where it lies in
+    the context, with its most-context flag."""
+    settings, tok, seq = module.settings, module.tokenizer, module.seq_length
+    query_length, n_pieces = pieces.query_length, pieces.n_pieces
     room = seq - query_length - 3
     checks = [tf.debugging.assert_positive(room, message="the question leaves no room")]
     with tf.control_dependencies(checks):
@@ -199,10 +216,10 @@ def answer_graph(module, question, context) -> dict:
     window_length = tf.minimum(
         tf.gather(n_pieces, window_question) - window_start, tf.gather(room, window_question)
     )
-    first_piece = tf.gather(piece_base, window_question) + window_start
+    first_piece = tf.gather(pieces.piece_base, window_question) + window_start
     flat_pieces = tf.ragged.range(first_piece, first_piece + window_length)  # [W, (len)]
-    context_ids = tf.gather(piece_ids, flat_pieces)
-    window_query = tf.gather(query, window_question)
+    context_ids = tf.gather(pieces.piece_ids, flat_pieces)
+    window_query = tf.gather(pieces.query, window_question)
     windows = tf.shape(window_question, out_type=tf.int64)[0]
     cls = tf.fill([windows, 1], tf.constant(tok.cls_id, tf.int64))
     sep = tf.fill([windows, 1], tf.constant(tok.sep_id, tf.int64))
@@ -213,40 +230,48 @@ def answer_graph(module, question, context) -> dict:
     )  # fmt: skip
     longest = tf.reduce_max(ids.row_lengths())
     width = tf.minimum(tf.constant(seq, tf.int64), (longest + 7) // 8 * 8)
-    token_ids = tf.cast(ids.to_tensor(tok.pad_id, shape=[windows, width]), tf.int32)
-    padding_mask = tf.cast(tf.ones_like(ids).to_tensor(0, shape=[windows, width]), tf.int32)
-    segment_ids = tf.cast(segments.to_tensor(0, shape=[windows, width]), tf.int32)
 
-    # Each position's piece (flat) where it lies in the context, and its most-context flag.
     context_first = tf.gather(query_length, window_question) + 2  # [W]
     position = tf.range(width, dtype=tf.int64)[None, :]
     offset = position - context_first[:, None]  # [W, L]
     in_context = (offset >= 0) & (offset < window_length[:, None])
     piece = tf.where(in_context, first_piece[:, None] + offset, 0)
-    total_pieces = tf.shape(piece_ids, out_type=tf.int64)[0] + 1  # + 1: index 0 always valid
-    max_context = _max_context(offset, window_length, in_context, piece, total_pieces)
+    total_pieces = tf.shape(pieces.piece_ids, out_type=tf.int64)[0] + 1  # + 1: 0 always valid
+    return SimpleNamespace(
+        question=window_question, count=windows,
+        token_ids=tf.cast(ids.to_tensor(tok.pad_id, shape=[windows, width]), tf.int32),
+        padding_mask=tf.cast(tf.ones_like(ids).to_tensor(0, shape=[windows, width]), tf.int32),
+        segment_ids=tf.cast(segments.to_tensor(0, shape=[windows, width]), tf.int32),
+        piece=piece, in_context=in_context,
+        max_context=_max_context(offset, window_length, in_context, piece, total_pieces),
+    )  # fmt: skip
 
-    # 3. The heads and the candidate spans.
-    logits = _batched_logits(module, token_ids, padding_mask, segment_ids, WINDOW_BATCH)
-    penalty = (1.0 - tf.cast(padding_mask, tf.float32)) * -10000.0
+
+def _spans(module, windows, batch) -> SimpleNamespace:
+    """3. The heads and the candidate spans: each question's best window and span."""
+    settings, window_question = module.settings, windows.question
+    logits = _batched_logits(
+        module, windows.token_ids, windows.padding_mask, windows.segment_ids, WINDOW_BATCH
+    )
+    penalty = (1.0 - tf.cast(windows.padding_mask, tf.float32)) * -10000.0
     start_logits = logits["start_logits"] + penalty
     if settings.joint_end:  # end logits [W, K, L] for the [W, K] start candidates
         end_logits = logits["end_logits"] + penalty[:, None, :]
         window_best, best_start, best_end, row = _joint_window_spans(
-            start_logits, end_logits, logits["start_candidates"], in_context, max_context,
-            settings,
+            start_logits, end_logits, logits["start_candidates"], windows.in_context,
+            windows.max_context, settings,
         )  # fmt: skip
         end_logits = tf.gather(end_logits, row, batch_dims=1)  # the chosen start's ends
     else:
         end_logits = logits["end_logits"] + penalty
         window_best, best_start, best_end = _window_spans(
-            start_logits, end_logits, in_context, max_context, settings
+            start_logits, end_logits, windows.in_context, windows.max_context, settings
         )
 
     question_best = tf.math.unsorted_segment_max(window_best, window_question, batch)
     chosen = tf.math.unsorted_segment_min(
         tf.where(window_best == tf.gather(question_best, window_question),
-                 tf.range(windows), windows),
+                 tf.range(windows.count), windows.count),
         window_question, batch,
     )  # fmt: skip
     has_answer = question_best > _NONE / 2
@@ -257,28 +282,35 @@ def answer_graph(module, question, context) -> dict:
             start_logits[:, 0] + end_logits[:, 0], window_question, batch
         )
         answerable = tf.where(has_answer, question_best, squad.NO_SPAN) - null
+    return SimpleNamespace(
+        chosen=chosen, has_answer=has_answer, answerable=answerable,
+        at_start=tf.gather(best_start, chosen), at_end=tf.gather(best_end, chosen),
+        start_logits=start_logits, end_logits=end_logits,
+    )  # fmt: skip
 
-    # 4. Words, characters, stripping, the score and the threshold.
-    at_start = tf.gather(best_start, chosen)
-    at_end = tf.gather(best_end, chosen)
+
+def _answers(module, context, pieces, windows, spans) -> dict:
+    """4. Words, characters, stripping, the score and the threshold."""
+    chosen, at_start, at_end = spans.chosen, spans.at_start, spans.at_end
+    has_answer, piece = spans.has_answer, windows.piece
     # (Padded by one entry so that a question without any word still gathers: masked below.)
-    piece_word = tf.concat([piece_word, [0]], 0)
+    piece_word = tf.concat([pieces.piece_word, [0]], 0)
     first_word = tf.gather(piece_word, tf.gather_nd(piece, tf.stack([chosen, at_start], -1)))
     last_word = tf.gather(piece_word, tf.gather_nd(piece, tf.stack([chosen, at_end], -1)))
-    word_begin = tf.cast(word_begin.flat_values, tf.int64)
-    word_end = tf.cast(word_end.flat_values, tf.int64)
+    word_begin = tf.cast(pieces.word_begin.flat_values, tf.int64)
+    word_end = tf.cast(pieces.word_end.flat_values, tf.int64)
     zero = tf.zeros([1], tf.int64)
     begin = tf.where(has_answer, tf.gather(tf.concat([word_begin, zero], 0), first_word), 0)
     end = tf.where(has_answer, tf.gather(tf.concat([word_end, zero], 0), last_word), 0)
     begin, end = _strip_outer(context, begin, end)
 
-    log_start = tf.nn.log_softmax(tf.gather(start_logits, chosen), axis=-1)
-    log_end = tf.nn.log_softmax(tf.gather(end_logits, chosen), axis=-1)
+    log_start = tf.nn.log_softmax(tf.gather(spans.start_logits, chosen), axis=-1)
+    log_end = tf.nn.log_softmax(tf.gather(spans.end_logits, chosen), axis=-1)
     score = tf.exp(
         tf.gather(log_start, at_start, batch_dims=1) + tf.gather(log_end, at_end, batch_dims=1)
     )
-    answered = has_answer
-    if settings.version_2:
+    answered, answerable = has_answer, spans.answerable
+    if module.settings.version_2:
         answered &= answerable >= module._keras.model.threshold
         no_answer = tf.sigmoid(-answerable)
     else:
