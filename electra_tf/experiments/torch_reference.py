@@ -132,6 +132,66 @@ def torch_reference_run(config, eval_every: int = 100, threads: int = 0, log=pri
     Returns:
         dict with `curve` (step, auc, mlm_accuracy, seconds per entry) and the sizes used.
     """
+    torch, transformers = _torch_or_refuse()
+    files = _shards_or_refuse(config)
+    length = config.data.sequence_length
+    train, held_out = _read(files[:-1], length), _read(files[-1:], length)
+    if threads:
+        torch.set_num_threads(threads)
+    seed = config.train.seed
+    torch.manual_seed(seed)
+    generator, discriminator, params = hugging_face_models(config)
+    optimizer, scheduler = _optimizer(torch, config.train, params)
+    forward = _forward_pass(torch, config, generator, discriminator)
+    objective, train_cfg, steps = config.objective, config.train, config.train.num_steps
+
+    rng = torch.Generator().manual_seed(seed + 1)
+    size = train["token_ids"].shape[0]
+    batch_size = train_cfg.batch_size
+    order, position = torch.randperm(size, generator=rng), 0
+    curve, started = [], time.perf_counter()
+    for step in range(1, steps + 1):
+        if position + batch_size > size:
+            order, position = torch.randperm(size, generator=rng), 0
+        index = order[position : position + batch_size].numpy()
+        position += batch_size
+        batch = {k: torch.from_numpy(v[index]).long() for k, v in train.items()}
+        mlm_loss, disc_loss, *_ = forward(batch, rng)
+        loss = objective.mlm_weight * mlm_loss + objective.discriminator_weight * disc_loss
+        optimizer.zero_grad()
+        loss.backward()
+        if train_cfg.clip_norm:
+            torch.nn.utils.clip_grad_norm_(params, train_cfg.clip_norm)
+        optimizer.step()
+        scheduler.step()
+        if step % eval_every == 0 or step == steps:
+            auc, accuracy = _evaluate(torch, forward, (generator, discriminator), held_out)
+            seconds = time.perf_counter() - started
+            curve.append(
+                {
+                    "step": step,
+                    "auc": round(auc, 4),
+                    "mlm_accuracy": round(accuracy, 4),
+                    "seconds": round(seconds, 1),
+                }
+            )
+            log(
+                f"[torch-reference] step {step}: held-out AUC {auc:.4f}, "
+                f"generator MLM accuracy {accuracy:.4f} ({seconds:.0f} s)"
+            )
+    return {
+        "implementation": f"transformers {transformers.__version__}, torch {torch.__version__}",
+        "data": config.data.train_files,
+        "held_out_file": files[-1],
+        "steps": steps,
+        "batch_size": batch_size,
+        "sequence_length": length,
+        "curve": curve,
+    }
+
+
+def _torch_or_refuse():
+    """(torch, transformers), or one sentence saying how to install them."""
     from electra_tf.config import ConfigError
 
     try:
@@ -142,48 +202,55 @@ def torch_reference_run(config, eval_every: int = 100, threads: int = 0, log=pri
             "experiment torch-reference needs torch and transformers; install the test "
             'extras with `pip install -e ".[test]"`.'
         ) from None
+    return torch, transformers
+
+
+def _shards_or_refuse(config) -> list:
+    """The prepared shards (the last one held out), or one sentence on what is wrong."""
+    from electra_tf.config import ConfigError
     from electra_tf.data.tfrecords import resolve_files
-    from electra_tf.metrics import roc_auc
 
     if config.objective.name != "electra":
         raise ConfigError(
             f"experiment torch-reference runs objective.name=electra only, got "
             f"{config.objective.name!r}."
         )
-    files, counts, _ = resolve_files(config.data.train_files)
+    files, _, _ = resolve_files(config.data.train_files)
     if len(files) < 2:
         raise ConfigError(
             f"{config.data.train_files} has one shard; torch-reference holds the last shard out, "
             "so prepare the corpus with more than one shard (--examples-per-shard)."
         )
-    length = config.data.sequence_length
-    train, held_out = _read(files[:-1], length), _read(files[-1:], length)
-    if threads:
-        torch.set_num_threads(threads)
-    seed = config.train.seed
-    torch.manual_seed(seed)
-    generator, discriminator, params = hugging_face_models(config)
-    # Weight decay on matrices only, as the reference's AdamWeightDecay (no LayerNorm, no bias).
+    return files
+
+
+def _optimizer(torch, train_cfg, params):
+    """AdamW with weight decay on matrices only, as the reference's AdamWeightDecay (no
+    LayerNorm, no bias), and our warmup-then-decay schedule."""
     groups = [
-        {"params": [p for p in params if p.dim() > 1], "weight_decay": config.train.weight_decay},
+        {"params": [p for p in params if p.dim() > 1], "weight_decay": train_cfg.weight_decay},
         {"params": [p for p in params if p.dim() <= 1], "weight_decay": 0.0},
     ]
-    train_cfg = config.train
     optimizer = torch.optim.AdamW(
         groups,
         lr=train_cfg.learning_rate,
         betas=(train_cfg.adam_beta_1, train_cfg.adam_beta_2),
         eps=train_cfg.adam_epsilon,
     )
-    steps = train_cfg.num_steps
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer,
         lambda step: learning_rate_factor(
             step, train_cfg.num_steps, train_cfg.warmup_steps, train_cfg.lr_decay_power
         ),
     )
-    data = config.data
-    objective = config.objective
+    return optimizer, scheduler
+
+
+def _forward_pass(torch, config, generator, discriminator):
+    """forward(batch, rng) -> (MLM loss, discriminator loss, its logits, labels, weights,
+    the generator's per-prediction correctness): the reference's masking and sampling."""
+    data, objective = config.data, config.objective
+    length = config.data.sequence_length
     special = [data.cls_id, data.sep_id, data.mask_id, data.pad_id]
     max_predictions = objective.max_predictions_per_seq or int(
         (objective.mask_rate + 0.005) * length
@@ -214,71 +281,33 @@ def torch_reference_run(config, eval_every: int = 100, threads: int = 0, log=pri
         correct = (logits[chosen].argmax(-1) == ids[chosen]).float()
         return mlm_loss, disc_loss, disc_logits, labels, weights, correct
 
-    def evaluate():
-        generator.eval()
-        discriminator.eval()
-        rng = torch.Generator().manual_seed(0)
-        labels, scores, correct = [], [], []
-        size = held_out["token_ids"].shape[0]
-        with torch.no_grad():
-            for start in range(0, size, 128):
-                batch = {
-                    k: torch.from_numpy(v[start : start + 128]).long() for k, v in held_out.items()
-                }
-                _, _, logits, lab, weights, right = forward(batch, rng)
-                keep = weights > 0
-                labels.append(lab[keep].numpy())
-                scores.append(logits[keep].numpy())
-                correct.append(right.numpy())
-        generator.train()
-        discriminator.train()
-        return roc_auc(np.concatenate(labels), np.concatenate(scores)), float(
-            np.concatenate(correct).mean()
-        )
+    return forward
 
-    rng = torch.Generator().manual_seed(seed + 1)
-    size = train["token_ids"].shape[0]
-    batch_size = train_cfg.batch_size
-    order, position = torch.randperm(size, generator=rng), 0
-    curve, started = [], time.perf_counter()
-    for step in range(1, steps + 1):
-        if position + batch_size > size:
-            order, position = torch.randperm(size, generator=rng), 0
-        index = order[position : position + batch_size].numpy()
-        position += batch_size
-        batch = {k: torch.from_numpy(v[index]).long() for k, v in train.items()}
-        mlm_loss, disc_loss, *_ = forward(batch, rng)
-        loss = objective.mlm_weight * mlm_loss + objective.discriminator_weight * disc_loss
-        optimizer.zero_grad()
-        loss.backward()
-        if train_cfg.clip_norm:
-            torch.nn.utils.clip_grad_norm_(params, train_cfg.clip_norm)
-        optimizer.step()
-        scheduler.step()
-        if step % eval_every == 0 or step == steps:
-            auc, accuracy = evaluate()
-            seconds = time.perf_counter() - started
-            curve.append(
-                {
-                    "step": step,
-                    "auc": round(auc, 4),
-                    "mlm_accuracy": round(accuracy, 4),
-                    "seconds": round(seconds, 1),
-                }
-            )
-            log(
-                f"[torch-reference] step {step}: held-out AUC {auc:.4f}, "
-                f"generator MLM accuracy {accuracy:.4f} ({seconds:.0f} s)"
-            )
-    return {
-        "implementation": f"transformers {transformers.__version__}, torch {torch.__version__}",
-        "data": config.data.train_files,
-        "held_out_file": files[-1],
-        "steps": steps,
-        "batch_size": batch_size,
-        "sequence_length": length,
-        "curve": curve,
-    }
+
+def _evaluate(torch, forward, models, held_out):
+    """(held-out replaced-token AUC, generator MLM accuracy), masks from a fixed stream;
+    the models back in training mode after."""
+    from electra_tf.metrics import roc_auc
+
+    for model in models:
+        model.eval()
+    rng = torch.Generator().manual_seed(0)
+    labels, scores, correct = [], [], []
+    size = held_out["token_ids"].shape[0]
+    with torch.no_grad():
+        for start in range(0, size, 128):
+            batch = {
+                k: torch.from_numpy(v[start : start + 128]).long() for k, v in held_out.items()
+            }
+            _, _, logits, lab, weights, right = forward(batch, rng)
+            keep = weights > 0
+            labels.append(lab[keep].numpy())
+            scores.append(logits[keep].numpy())
+            correct.append(right.numpy())
+    for model in models:
+        model.train()
+    auc = roc_auc(np.concatenate(labels), np.concatenate(scores))
+    return auc, float(np.concatenate(correct).mean())
 
 
 def torch_reference_experiment(
