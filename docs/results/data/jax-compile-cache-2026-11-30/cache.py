@@ -1,6 +1,6 @@
 """Cold and warm starts of `pretrain --backend jax` (JAX's persistent compilation cache).
 
-    python cache.py DATA_GLOB VOCAB OUT_DIR [PAIRS]   # prints and appends results.jsonl
+python cache.py DATA_GLOB VOCAB OUT_DIR [PAIRS]   # prints and appends results.jsonl
 """
 
 import json
@@ -14,11 +14,34 @@ import time
 def once(data, vocab, out, cache, label, number):
     run = os.path.join(out, f"run-{label}-{number}")
     shutil.rmtree(run, ignore_errors=True)
-    command = [sys.executable, "-m", "electra_tf.cli", "pretrain", "--backend", "jax",
-               "--recipe", "small", "--data", data, "--vocab-file", vocab, "--steps", "2",
-               "--batch-size", "8", "--verbose", "0", "--output-dir", run,
-               "--set", "model.max_sequence_length=64", "--set", "data.sequence_length=64",
-               "--set", "train.checkpoint_every=1000"]
+    command = [
+        sys.executable,
+        "-m",
+        "electra_tf.cli",
+        "pretrain",
+        "--backend",
+        "jax",
+        "--recipe",
+        "small",
+        "--data",
+        data,
+        "--vocab-file",
+        vocab,
+        "--steps",
+        "2",
+        "--batch-size",
+        "8",
+        "--verbose",
+        "0",
+        "--output-dir",
+        run,
+        "--set",
+        "model.max_sequence_length=64",
+        "--set",
+        "data.sequence_length=64",
+        "--set",
+        "train.checkpoint_every=1000",
+    ]
     env = dict(os.environ, XDG_CACHE_HOME=cache, TF_CPP_MIN_LOG_LEVEL="3", JAX_LOG_COMPILES="1")
     env.pop("JAX_COMPILATION_CACHE_DIR", None)
     start = time.perf_counter()
@@ -29,9 +52,15 @@ def once(data, vocab, out, cache, label, number):
     said = done.stderr.splitlines()
     hits = [line.split("'")[1] for line in said if "Persistent compilation cache hit" in line]
     compiled = [line for line in said if "Finished XLA compilation of" in line]
-    record = {"start": label, "pair": number, "wall_s": round(wall, 2),
-              "cache_files": len(files), "cache_bytes": sum(os.path.getsize(f) for f in files),
-              "cache_hits": hits, "xla_compilations": len(compiled)}
+    record = {
+        "start": label,
+        "pair": number,
+        "wall_s": round(wall, 2),
+        "cache_files": len(files),
+        "cache_bytes": sum(os.path.getsize(f) for f in files),
+        "cache_hits": hits,
+        "xla_compilations": len(compiled),
+    }
     print(json.dumps(record), flush=True)
     with open(os.path.join(out, "results.jsonl"), "a") as handle:
         handle.write(json.dumps(record) + "\n")
