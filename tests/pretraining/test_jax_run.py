@@ -269,3 +269,27 @@ def test_cpu_devices_set_the_host_device_count_before_jax_loads(monkeypatch):
     assert os.environ["XLA_FLAGS"] == expected
     pretrain_cli.host_devices(args)  # a count already there wins: nothing added
     assert os.environ["XLA_FLAGS"] == expected
+
+
+@pytest.mark.slow
+def test_a_compiled_program_cut_short_costs_a_compile_not_the_run(more_runs):
+    """A kill while JAX writes a compiled program to the cache leaves its entry cut short
+    (JAX does not write it atomically): the next run warns, compiles again and trains
+    exactly as an uninterrupted run."""
+    xdg = more_runs["folder"] / "xdg"
+    entries = [path for path in (xdg / "electra-tf" / "jax").iterdir() if path.is_file()]
+    assert entries, "the killed and resumed runs kept no compiled program"
+    for path in entries:
+        path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    out = more_runs["folder"] / "after_a_cut_cache"
+    command = [sys.executable, "-m", "electra_tf.cli"]
+    command += [*run_args(more_runs["data"], out, more_runs["budget"]), "--backend", "jax"]
+    env = dict(_env("tensorflow"), XDG_CACHE_HOME=str(xdg))
+    env.pop("JAX_COMPILATION_CACHE_DIR", None)
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "Error reading persistent compilation cache entry" in done.stderr
+    assert json.loads(done.stdout[done.stdout.index("{") :])["step"] == STEPS
+    a, _ = _variables(more_runs["straight"], STEPS)
+    b, _ = _variables(out, STEPS)
+    assert [key for key in a if not np.array_equal(a[key], b[key])] == []
