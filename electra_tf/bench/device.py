@@ -8,7 +8,9 @@ numpy arrays (`bench.step.workload`'s ids, or a `.npz` made elsewhere with `--ba
 
 It prints one JSON line per timed configuration and appends it to `OUT_DIR/device.jsonl`:
 
-- `device_facts`: Python, the libraries, JAX's devices and `nvidia-smi`'s GPU line;
+- `device_facts`: Python, the libraries, JAX's devices, `nvidia-smi`'s GPU line and the
+  folder where compiled programs are kept (JAX's persistent cache, as `pretrain` keeps
+  them: a second call with the same shapes reads them);
 - `device_step`, per round, batch size and precision (`float32`: float32 products on
   both sides, which JAX on a GPU would otherwise run as TF32; `tf32`: float32 weights
   with TF32 products on both; `mixed_bfloat16`: Keras's policy on our side,
@@ -129,6 +131,7 @@ def train_run(args) -> dict:
     options = StepOptions(recipe=args.recipe, batch=args.train_batch, seq=length)
     config = step_config(options).override(*args.overrides, f"train.num_steps={args.train_steps}")
     float32_products("float32")  # exact products: the logits are checked on TensorFlow later
+    keras.utils.set_random_seed(config.train.seed)  # the same weights from every call
     started = time.perf_counter()
     model = ElectraPretrainer(config)
     model.compile()
@@ -191,7 +194,9 @@ def main(argv=None) -> int:
         with open(os.path.join(args.out, "device.jsonl"), "a") as handle:
             handle.write(line + "\n")
 
-    keep(facts())
+    from electra_tf.ops.backend import jax_compile_cache
+
+    keep(dict(facts(), compile_cache=jax_compile_cache()))  # as `pretrain` keeps them
     impls = ["electra_tf_jax", "pytorch"]
     for number in range(1, args.rounds + 1):
         for batch in [int(b) for b in args.batch_sizes.split(",") if b]:

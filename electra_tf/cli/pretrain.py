@@ -153,28 +153,6 @@ def host_devices(args) -> None:
         os.environ["XLA_FLAGS"] = f"{flags} {flag}".strip()
 
 
-def jax_compile_cache() -> str | None:
-    """On JAX, keeps compiled steps on disk so that a resumed or repeated run skips the
-    compile (a minute or two for ELECTRA-Small, on a GPU as on the CPU). JAX's own setting
-    (JAX_COMPILATION_CACHE_DIR, or `jax.config`) wins; else `$XDG_CACHE_HOME/electra-tf/jax`
-    (`~/.cache/...`), which grows by one file per new program (tens of MB for ELECTRA-Small)
-    and may be deleted at any time. JAX keys each entry on the program, its options, its
-    version and the device, so a changed model or machine compiles anew. Returns the
-    folder, or None when this process does not run on JAX."""
-    import keras
-
-    if keras.config.backend() != "jax":
-        return None
-    import jax
-
-    folder = jax.config.jax_compilation_cache_dir
-    if not folder:
-        home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        folder = os.path.join(home, "electra-tf", "jax")
-        jax.config.update("jax_compilation_cache_dir", folder)
-    return folder
-
-
 def check_installed(backend: str | None) -> None:
     """One sentence, before Keras loads, when the chosen backend's library is not installed."""
     import importlib.util
@@ -202,6 +180,8 @@ def run(args) -> int:
             f"electra-tf pretrain runs on the TensorFlow, JAX and PyTorch backends (KERAS_BACKEND "
             f"is {keras.config.backend()!r}); pass --backend tensorflow, jax or torch."
         )
+    from electra_tf.ops.backend import jax_compile_cache
+
     jax_compile_cache()
     from electra_tf.pretraining.run import (
         config_for_data,

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
 
 import keras
 
-__all__ = ["name", "tensorflow_fast_paths", "portable", "tensorflow"]
+__all__ = ["jax_compile_cache", "name", "tensorflow_fast_paths", "portable", "tensorflow"]
 
 _PORTABLE = [False]
 
@@ -51,3 +52,25 @@ def tensorflow():
         return importlib.import_module("tensorflow")
     except ImportError:
         return None
+
+
+def jax_compile_cache() -> str | None:
+    """On JAX, keeps compiled steps on disk so that a resumed or repeated run skips the
+    compile (ELECTRA-Small's step: 1-2 minutes on an H200, about 20 s on 2 CPU cores).
+
+    JAX's own setting (JAX_COMPILATION_CACHE_DIR, or `jax.config`) wins; else
+    `$XDG_CACHE_HOME/electra-tf/jax` (`~/.cache/...`), which grows by one file per new
+    program (a few MB for ELECTRA-Small's step) and may be deleted at any time. JAX keys
+    each entry on the program, its options, its version and the device, so a changed model
+    or machine compiles anew. Returns the folder, or None when this process does not run
+    on JAX."""
+    if name() != "jax":
+        return None
+    import jax
+
+    folder = jax.config.jax_compilation_cache_dir
+    if not folder:
+        home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        folder = os.path.join(home, "electra-tf", "jax")
+        jax.config.update("jax_compilation_cache_dir", folder)
+    return folder

@@ -230,11 +230,11 @@ def test_a_jax_run_keeps_its_compiled_steps_in_the_cache_folder(runs):
 def test_the_compile_cache_is_left_alone_off_jax_and_when_jax_is_told():
     """This process runs TensorFlow: no folder is chosen. On JAX, a folder JAX was given
     wins over the default (checked in a child: JAX cannot be switched in here)."""
-    from electra_tf.cli.pretrain import jax_compile_cache
+    from electra_tf.ops.backend import jax_compile_cache
 
     assert jax_compile_cache() is None
     code = (
-        "import jax; from electra_tf.cli.pretrain import jax_compile_cache as c; "
+        "import jax; from electra_tf.ops.backend import jax_compile_cache as c; "
         "jax.config.update('jax_compilation_cache_dir', '/tmp/mine'); print(c())"
     )
     env = backend_child_env("jax", JAX_FLAGS)
