@@ -252,16 +252,13 @@ def vocabulary_of(spec) -> tuple[str, bool | None]:
 
 def _prepared_vocabulary(path: Path):
     """(vocab.txt, lower_case) of a data folder `prepare` wrote, or None for anything else."""
-    try:
-        manifest = json.loads((path / "manifest.json").read_text())
-    except (OSError, ValueError):
+    from electra_tf.data.tfrecords import MANIFEST, Manifest
+
+    if not (path / MANIFEST).is_file():
         return None
-    if not isinstance(manifest, dict) or "shards" not in manifest:
-        return None
-    vocab = path / str(manifest.get("vocab_file") or "vocab.txt")
-    extra = manifest.get("extra")
-    lower = extra.get("lower_case") if isinstance(extra, dict) else None
-    return (str(vocab), lower) if vocab.is_file() else None
+    manifest = Manifest.read(path)  # one sentence if it cannot be read
+    vocab = Path(manifest.folder) / (manifest.vocab_file or "vocab.txt")
+    return (str(vocab), manifest.extra.get("lower_case")) if vocab.is_file() else None
 
 
 def load_initialization(spec: str, vocab_file: str | None = None) -> Initialization:
