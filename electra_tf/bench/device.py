@@ -78,10 +78,10 @@ def float32_products(precision: str) -> str:
     jax.config.update("jax_default_matmul_precision", "tensorfloat32" if tf32 else "highest")
     try:
         import torch
+
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = tf32
     except ImportError:  # the JAX side alone
-        return "float32" if tf32 else precision
-    torch.backends.cuda.matmul.allow_tf32 = tf32
-    torch.backends.cudnn.allow_tf32 = tf32
+        pass
     return "float32" if tf32 else precision
 
 

@@ -141,6 +141,13 @@ def build_step(args: StepOptions):
     return config, model, one_step
 
 
+def _inputs(ids):
+    """The model's inputs for `workload` ids: every token real, one segment."""
+    import numpy as np
+
+    return {"token_ids": ids, "padding_mask": np.ones_like(ids), "segment_ids": np.zeros_like(ids)}
+
+
 def _refuse_off_jax(args: StepOptions) -> None:
     """One sentence when our JAX step is asked for outside the JAX backend, or with --xla."""
     import keras
@@ -159,16 +166,12 @@ def _refuse_off_jax(args: StepOptions) -> None:
 def build_jax_step(args: StepOptions):
     """(model, one step) of our step on Keras's JAX backend: `train_on_batch`, which runs
     the jitted stateless step (`pretraining.portable_step`), on `workload`'s ids, cycled."""
-    import numpy as np
 
     from electra_tf.pretraining.pretrainer import ElectraPretrainer
 
     _refuse_off_jax(args)
     config = step_config(args)
-    batches = [
-        {"token_ids": ids, "padding_mask": np.ones_like(ids), "segment_ids": np.zeros_like(ids)}
-        for ids in workload(config, args.batch, args.seq)
-    ]
+    batches = [_inputs(ids) for ids in workload(config, args.batch, args.seq)]
     model = ElectraPretrainer(config)
     model.compile()
     counter = [0]
@@ -198,9 +201,7 @@ def time_jax_fit(args: StepOptions) -> dict:
     ids = workload(config, args.batch, args.seq)
 
     def rows(count):
-        chosen = np.concatenate([ids[k % len(ids)] for k in range(count)])
-        return {"token_ids": chosen, "padding_mask": np.ones_like(chosen),
-                "segment_ids": np.zeros_like(chosen)}  # fmt: skip
+        return _inputs(np.concatenate([ids[k % len(ids)] for k in range(count)]))
 
     model = ElectraPretrainer(config)
     model.compile()
