@@ -146,16 +146,10 @@ def torch_reference_run(config, eval_every: int = 100, threads: int = 0, log=pri
     objective, train_cfg, steps = config.objective, config.train, config.train.num_steps
 
     rng = torch.Generator().manual_seed(seed + 1)
-    size = train["token_ids"].shape[0]
     batch_size = train_cfg.batch_size
-    order, position = torch.randperm(size, generator=rng), 0
+    batches = _random_batches(torch, train, batch_size, rng)
     curve, started = [], time.perf_counter()
-    for step in range(1, steps + 1):
-        if position + batch_size > size:
-            order, position = torch.randperm(size, generator=rng), 0
-        index = order[position : position + batch_size].numpy()
-        position += batch_size
-        batch = {k: torch.from_numpy(v[index]).long() for k, v in train.items()}
+    for step, batch in zip(range(1, steps + 1), batches, strict=False):  # batches: endless
         mlm_loss, disc_loss, *_ = forward(batch, rng)
         loss = objective.mlm_weight * mlm_loss + objective.discriminator_weight * disc_loss
         optimizer.zero_grad()
@@ -167,14 +161,8 @@ def torch_reference_run(config, eval_every: int = 100, threads: int = 0, log=pri
         if step % eval_every == 0 or step == steps:
             auc, accuracy = _evaluate(torch, forward, (generator, discriminator), held_out)
             seconds = time.perf_counter() - started
-            curve.append(
-                {
-                    "step": step,
-                    "auc": round(auc, 4),
-                    "mlm_accuracy": round(accuracy, 4),
-                    "seconds": round(seconds, 1),
-                }
-            )
+            point = {"step": step, "auc": round(auc, 4), "mlm_accuracy": round(accuracy, 4)}
+            curve.append(dict(point, seconds=round(seconds, 1)))
             log(
                 f"[torch-reference] step {step}: held-out AUC {auc:.4f}, "
                 f"generator MLM accuracy {accuracy:.4f} ({seconds:.0f} s)"
@@ -188,6 +176,19 @@ def torch_reference_run(config, eval_every: int = 100, threads: int = 0, log=pri
         "sequence_length": length,
         "curve": curve,
     }
+
+
+def _random_batches(torch, train, batch_size, rng):
+    """Batches of `train` drawn without replacement, reshuffled when fewer than a batch are
+    left; each shuffle draws from `rng` when it is needed (between the steps' draws)."""
+    size = train["token_ids"].shape[0]
+    order, position = torch.randperm(size, generator=rng), 0
+    while True:
+        if position + batch_size > size:
+            order, position = torch.randperm(size, generator=rng), 0
+        index = order[position : position + batch_size].numpy()
+        position += batch_size
+        yield {k: torch.from_numpy(v[index]).long() for k, v in train.items()}
 
 
 def _torch_or_refuse():
