@@ -234,6 +234,14 @@ def backend_child_env(backend="jax", xla_flags=FAST_XLA_FLAGS, *paths):
     )
 
 
+def cli_compile_cache(env, xdg):
+    """`env` where `pretrain` on JAX keeps compiled programs in its own default folder,
+    under `xdg` (XDG_CACHE_HOME), not in the suite's temporary one (conftest.py)."""
+    env = dict(env, XDG_CACHE_HOME=str(xdg))
+    env.pop("JAX_COMPILATION_CACHE_DIR", None)
+    return env
+
+
 def set_flags(values):
     """`--set key=value` pairs for the CLI, from a dict of overrides."""
     return [item for key, value in values.items() for item in ("--set", f"{key}={value}")]

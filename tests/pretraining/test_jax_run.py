@@ -27,7 +27,7 @@ import time
 
 import numpy as np
 import pytest
-from helpers import backend_child_env, packed_with_vocabulary, set_flags
+from helpers import backend_child_env, cli_compile_cache, packed_with_vocabulary, set_flags
 from jax_runs import EVERY, JAX_FLAGS, STEPS, per_step_flops, run_args
 
 from electra_tf.cli import pretrain as pretrain_cli
@@ -100,8 +100,7 @@ def more_runs(runs):
     command += ["--backend", "jax"]
     # Both processes keep compiled programs in one cache folder (the CLI's default, under
     # XDG's); with JAX_LOG_COMPILES the resumed one says what it read from there.
-    env = dict(_env("tensorflow"), XDG_CACHE_HOME=str(folder / "xdg"), JAX_LOG_COMPILES="1")
-    env.pop("JAX_COMPILATION_CACHE_DIR", None)
+    env = dict(cli_compile_cache(_env("tensorflow"), folder / "xdg"), JAX_LOG_COMPILES="1")
     try:
         second = subprocess.Popen(
             command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
@@ -284,8 +283,7 @@ def test_a_compiled_program_cut_short_costs_a_compile_not_the_run(more_runs):
     out = more_runs["folder"] / "after_a_cut_cache"
     command = [sys.executable, "-m", "electra_tf.cli"]
     command += [*run_args(more_runs["data"], out, more_runs["budget"]), "--backend", "jax"]
-    env = dict(_env("tensorflow"), XDG_CACHE_HOME=str(xdg))
-    env.pop("JAX_COMPILATION_CACHE_DIR", None)
+    env = cli_compile_cache(_env("tensorflow"), xdg)
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-4000:]
     assert "Error reading persistent compilation cache entry" in done.stderr

@@ -20,7 +20,14 @@ import sys
 
 import numpy as np
 import pytest
-from helpers import FASTER_XLA_FLAGS, TESTS, backend_child_env, packed_with_vocabulary, set_flags
+from helpers import (
+    FASTER_XLA_FLAGS,
+    TESTS,
+    backend_child_env,
+    cli_compile_cache,
+    packed_with_vocabulary,
+    set_flags,
+)
 from jax_run_child import fixed_batch
 from jax_runs import EVERY, SIZES, STEPS, per_step_flops, run_args
 
@@ -70,8 +77,7 @@ def runs(tmp_path_factory):
         *run_args(jax_data, folder / "straight", per_step * (STEPS - 0.5)),
     ]
     env = backend_child_env("jax", JAX_FLAGS, TESTS / "pretraining")
-    env.pop("JAX_COMPILATION_CACHE_DIR", None)  # the CLI's default folder, under XDG's
-    env["XDG_CACHE_HOME"] = str(folder / "xdg")
+    env = cli_compile_cache(env, folder / "xdg")  # the CLI's default folder, under XDG's
     command = [sys.executable, str(CHILD), str(folder / "jax.npz"), str(tf_run), *resume]
     done = subprocess.run(
         [*command, "--", *init, "--", *map(str, straight)],
