@@ -167,10 +167,13 @@ def build_jax_step(args: StepOptions):
     """(model, one step) of our step on Keras's JAX backend: `train_on_batch`, which runs
     the jitted stateless step (`pretraining.portable_step`), on `workload`'s ids, cycled."""
 
+    import keras
+
     from electra_tf.pretraining.pretrainer import ElectraPretrainer
 
     _refuse_off_jax(args)
     config = step_config(args)
+    keras.utils.set_random_seed(config.train.seed)  # the same weights and masks every call
     batches = [_inputs(ids) for ids in workload(config, args.batch, args.seq)]
     model = ElectraPretrainer(config)
     model.compile()
