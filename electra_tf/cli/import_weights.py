@@ -35,7 +35,8 @@ def add_parser(subparsers) -> None:
         metavar="RUN",
         help="a pre-training run (or step-N folder) written on TensorFlow (ckpt.*): its newest "
         "checkpoint is rewritten as variables.npz, which JAX and PyTorch read without "
-        "TensorFlow installed (convert here, then carry OUT to that machine)",
+        "TensorFlow installed (convert here, then carry OUT to that machine and resume it "
+        "with --output-dir OUT, or start from it with --init OUT)",
     )
     parser.add_argument(
         "--hugging-face-generator",

@@ -329,9 +329,12 @@ class Checkpointer:
         The restored checkpoint is judged by the next step, as if just written.
         """
         folder = Path(folder)
-        if readable_here(folder, backend.name()) and is_portable(folder):
+        readable_here(folder, backend.name())
+        if is_portable(folder):
             read_variables(self.model, folder)
             self.rng_states = read_rng_states(folder)  # PyTorch's; put back by StepCheckpoint
+        elif backend.name() != "tensorflow":  # a TensorFlow run resumed on JAX or PyTorch
+            read_tensorflow_weights(self.model, folder, with_optimizer=True)
         else:
             status = self._checkpoint.read(str(folder / "ckpt"))
             try:
@@ -351,7 +354,8 @@ def load_pretrainer(path, allow_suspect: bool = False):
     """A compiled `ElectraPretrainer` with the weights (and optimizer state) of a checkpoint.
 
     A checkpoint written on TensorFlow (`ckpt.*`) gives only its weights on another backend
-    (`tensorflow_checkpoint`): enough for `--init`, not for resuming.
+    (`tensorflow_checkpoint`): what `--init`, `export` and `evaluate` take (a resume there
+    reads the optimizer's state too: `Checkpointer.restore`).
 
     Args:
         path: a `step-N` folder, a run folder or its `checkpoints/` folder (newest

@@ -23,6 +23,7 @@ Nothing here imports TensorFlow.
 from __future__ import annotations
 
 import json
+from importlib.util import find_spec
 from pathlib import Path
 
 import keras
@@ -66,15 +67,16 @@ def is_portable(folder) -> bool:
 
 def readable_here(folder, backend: str) -> bool:
     """Whether this backend resumes from the checkpoint `folder`: a portable one on any
-    backend, one of `tf.train.Checkpoint` on TensorFlow; else `ConfigError` in one sentence.
-    (Its weights alone, for `--init`, are read on any backend: `load_pretrainer`.)"""
-    if is_portable(folder) or backend == "tensorflow":
+    backend; one of `tf.train.Checkpoint` on TensorFlow, and on JAX or PyTorch where
+    TensorFlow is installed to read it (`tensorflow_checkpoint`, the optimizer's state
+    included); else `ConfigError` in one sentence, which says how to convert it."""
+    if is_portable(folder) or backend == "tensorflow" or find_spec("tensorflow") is not None:
         return True
     raise ConfigError(
-        f"Checkpoint {folder} was written by a run on TensorFlow (ckpt.*): resuming it needs "
-        f"its optimizer state, which the {backend} backend does not read, so resume it with "
-        "--backend tensorflow (a run resumes on the backend it started on), or start a new "
-        f"run on {backend} from its weights with --init."
+        f"Checkpoint {folder} was written by a run on TensorFlow (ckpt.*) and TensorFlow is "
+        f"not installed here, so the {backend} backend cannot resume it; convert the run "
+        "first on a machine with TensorFlow (electra-tf import --tensorflow-run RUN --out "
+        "NEW), then resume NEW here (--output-dir NEW)."
     )
 
 

@@ -2,12 +2,12 @@
 
 `python portable_init_child.py OUT TF_RUN RESUME_ARGS... -- INIT_ARGS... [-- STRAIGHT_OUT
 STRAIGHT_ARGS...]` loads TF_RUN's newest checkpoint with `load_pretrainer` (its weights,
-read from `ckpt.*`), runs `electra-tf RESUME_ARGS` (a resume of a copy of that run:
-refused) and `electra-tf INIT_ARGS` (a new run with `--init TF_RUN`), and saves to OUT
-(npz): every trainable and non-trainable value loaded, the discriminator's logits on a
-fixed batch, and each command's status and error output. With STRAIGHT_OUT, it then does
-`jax_run_child.py STRAIGHT_OUT -- STRAIGHT_ARGS...`'s work (test_jax_run.py's straight
-run, its checks in test_portable_init.py): one JAX import less.
+read from `ckpt.*`), runs `electra-tf RESUME_ARGS` (a resume of a copy of that run,
+optimizer state included) and `electra-tf INIT_ARGS` (a new run with `--init TF_RUN`),
+and saves to OUT (npz): every trainable and non-trainable value loaded, the
+discriminator's logits on a fixed batch, and each command's status and error output. With
+STRAIGHT_OUT, it then does `jax_run_child.py STRAIGHT_OUT -- STRAIGHT_ARGS...`'s work
+(test_jax_run.py's straight run, its checks in test_portable_init.py): one JAX import less.
 """
 
 from __future__ import annotations

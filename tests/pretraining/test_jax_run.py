@@ -32,7 +32,7 @@ from jax_runs import EVERY, JAX_FLAGS, STEPS, per_step_flops, run_args
 
 from electra_tf.cli import pretrain as pretrain_cli
 from electra_tf.config import ConfigError, load_recipe
-from electra_tf.pretraining import portable_run
+from electra_tf.pretraining import portable_checkpoint, portable_run
 from electra_tf.pretraining.portable_checkpoint import readable_here
 
 CHILD = pathlib.Path(__file__).with_name("jax_run_child.py")
@@ -131,12 +131,18 @@ def more_runs(runs):
     )
 
 
-def test_a_tensorflow_checkpoint_is_refused_on_jax_in_one_sentence(tmp_path):
+def test_a_tensorflow_checkpoint_without_tensorflow_is_refused_in_one_sentence(
+    tmp_path, monkeypatch
+):
     folder = tmp_path / "step-00000004"
     folder.mkdir()
     (folder / "ckpt.index").write_bytes(b"")
-    with pytest.raises(ConfigError, match="written by a run on TensorFlow .* --backend tensorflow"):
+    assert readable_here(folder, "jax") and readable_here(folder, "tensorflow")
+    monkeypatch.setattr(portable_checkpoint, "find_spec", lambda name: None)  # not installed
+    refusal = "written by a run on TensorFlow .* not installed here.* --tensorflow-run RUN"
+    with pytest.raises(ConfigError, match=refusal) as refused:
         readable_here(folder, "jax")
+    assert len(str(refused.value).splitlines()) == 1 and "resume NEW here" in str(refused.value)
     assert readable_here(folder, "tensorflow")
 
 

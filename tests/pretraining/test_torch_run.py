@@ -6,13 +6,16 @@ and a source for `--init`). One PyTorch child (`jax_run_child.py`, which runs th
 in-process on whatever KERAS_BACKEND says) then runs, in order: a straight run that its
 FLOP budget stops at STEPS; the same command cut by `--max-steps` after the first
 checkpoint, then that command again (the resume); the TensorFlow run's first step on
-PyTorch; `--init` from the TensorFlow run; a step in mixed_bfloat16. Back here, on
-TensorFlow: the resumed run against the straight one, the first-step losses, the torch
-run's weights loaded (as `export` reads them) and (slow) as `--init` of a TensorFlow run.
+PyTorch; `--init` from the TensorFlow run; a step in mixed_bfloat16; a copy of a
+two-step TensorFlow run resumed to four steps. Back here, on TensorFlow: the resumed run
+against the straight one, the first-step losses, the torch run's weights loaded (as
+`export` reads them) and (slow) as `--init` of a TensorFlow run, and the TensorFlow run's
+resume on PyTorch against the same resume here.
 """
 
 import json
 import pathlib
+import shutil
 import subprocess
 import sys
 
@@ -46,6 +49,10 @@ SMALL = {
 }
 # One step from a source's weights (`--init`), dropout 0, at a rate that barely moves them.
 INIT = {"model.dropout": 0.0, "train.num_steps": 1, "train.learning_rate": 1e-9}
+# A TensorFlow run of two steps, resumed to four on each backend (dropout 0: the backends'
+# masks differ).
+TWO = dict(SMALL, **{"model.dropout": 0.0, "train.num_steps": 2})
+FOUR = dict(TWO, **{"train.num_steps": 4})
 
 
 def _pretrain(data, run, values, *more):
@@ -79,8 +86,13 @@ def runs(tmp_path_factory):
     folder = tmp_path_factory.mktemp("torch_run")
     data = str(packed_with_vocabulary(folder / "data", n=32))
     names = ("straight", "resumed", "first", "bfloat16", "tf_source", "tf_first", "tf_init")
+    names += ("tf_two", "tf_resumed", "torch_resumed")
     runs = {name: folder / name for name in names}
     assert main(_pretrain(data, runs["tf_source"], dict(SMALL, **{"train.num_steps": 1}))) == 0
+    assert main(_pretrain(data, runs["tf_two"], TWO)) == 0
+    for copy in ("tf_resumed", "torch_resumed"):
+        shutil.copytree(runs["tf_two"], runs[copy])
+    assert main(_pretrain(data, runs["tf_resumed"], FOUR)) == 0  # the reference resume
     source = ("--init", str(runs["tf_source"]))  # the same first weights on both backends
     assert main(_pretrain(data, runs["tf_first"], dict(SMALL, **INIT), *source)) == 0
     budget = dict(SMALL, **{"train.flops_budget": _budget(data)})
@@ -90,6 +102,7 @@ def runs(tmp_path_factory):
         _pretrain(data, runs["resumed"], budget),  # the same command again: the resume
         _pretrain(data, runs["first"], dict(SMALL, **INIT), *source),  # tf_first's command
         _pretrain(data, runs["bfloat16"], dict(SMALL, **INIT), "--precision", "mixed_bfloat16"),
+        _pretrain(data, runs["torch_resumed"], FOUR),  # a TensorFlow run resumed on PyTorch
     ]
     # One torch thread: on these shared cores torch's default threads spin (1.5 s a step, not 0.1).
     env = dict(backend_child_env("torch", "", TESTS / "pretraining"), OMP_NUM_THREADS="1")
@@ -177,6 +190,20 @@ def test_mixed_bfloat16_trains_on_torch_and_keeps_float32_weights(runs):
     assert json.loads(saved.read_text())["train"]["mixed_precision"] == "mixed_bfloat16"
     weights, _ = _variables(runs["bfloat16"], 1)
     assert {weights[k].dtype.name for k in weights if k.startswith("trainable.")} == {"float32"}
+
+
+def test_a_tensorflow_run_resumes_on_torch_with_its_optimizer_state(runs):
+    assert _summary(runs["torch_resumed"])["resumed_from"] == 2
+    resumed, _ = _variables(runs["torch_resumed"], 4)
+    reference = load_pretrainer(runs["tf_resumed"])  # the same resume on TensorFlow
+    groups = {"trainable": reference.trainable_variables}
+    groups["optimizer"] = reference.optimizer.variables
+    assert int(reference.optimizer.iterations.numpy()) == 4
+    for group, variables in groups.items():  # the weights, the step counter, the moments
+        for index, variable in enumerate(variables):
+            key = f"{group}.{index:05d}"
+            expected = np.asarray(variable.numpy())
+            np.testing.assert_allclose(resumed[key], expected, rtol=1e-5, atol=1e-7, err_msg=key)
 
 
 def test_what_torch_cannot_run_is_refused_in_one_sentence(monkeypatch, tmp_path, capsys):
