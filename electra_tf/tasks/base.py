@@ -303,8 +303,12 @@ class TaskModel:
 
 
 def inference_function(model):
-    """`model(inputs, training=False)` as one `tf.function` for every `[batch, length]`."""
+    """`model(inputs, training=False)` as one `tf.function` for every `[batch, length]`;
+    on JAX or PyTorch, Keras's own compiled prediction of one batch (`predict_on_batch`)."""
     function = getattr(model, "_inference_function", None)
+    if function is None and keras.config.backend() != "tensorflow":
+        function = model.predict_on_batch
+        object.__setattr__(model, "_inference_function", function)  # not Keras state
     if function is None:
         import tensorflow as tf
 
