@@ -69,6 +69,7 @@ import tempfile
 import types
 from pathlib import Path
 
+import keras
 import tensorflow as tf
 
 from electra_tf.config import ConfigError
@@ -80,7 +81,7 @@ from electra_tf.serving.id_checks import id_input_checks, one_dimensional_text
 from electra_tf.tasks.registry import get_kind
 from electra_tf.tasks.serving_warmup import write_warmup
 
-__all__ = ["TaskServingModule", "export_finetuned"]
+__all__ = ["require_tensorflow", "TaskServingModule", "export_finetuned"]
 
 _IDS = ("input_word_ids", "input_mask", "input_type_ids")
 
@@ -309,6 +310,18 @@ def _padding_rows_zeroed(x, padding_mask):
     return x * tf.cast(tf.reshape(keep, [-1, 1]), x.dtype)
 
 
+def require_tensorflow(what: str) -> None:
+    """Refuses, in one sentence, to write `what` (a TensorFlow format) where Keras runs on
+    another backend, whose weights TensorFlow's graph cannot take."""
+    backend = keras.config.backend()
+    if backend != "tensorflow":
+        raise ConfigError(
+            f"{what} is written on TensorFlow, and Keras runs on {backend} here; save the "
+            "model (model.save('model.keras')), then load and export it in a process with "
+            "KERAS_BACKEND=tensorflow."
+        )
+
+
 def export_finetuned(
     model, info: dict, out_dir, *, model_name: str = "classifier", version: int = 1,
     seq_length: int | None = None, warmup: bool = True, jit_compile: bool = False,
@@ -331,6 +344,7 @@ def export_finetuned(
     Returns:
         The version folder. Nothing is left behind when writing fails.
     """
+    require_tensorflow("A SavedModel")
     target = Path(out_dir) / model_name / str(version)
     seq_length = seq_length or model.preprocessor.sequence_length
     with tempfile.TemporaryDirectory() as folder:

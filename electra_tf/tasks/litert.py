@@ -31,7 +31,7 @@ from electra_tf.data.inputs import pack_inputs
 from electra_tf.io.durable import os_reason, publishing
 from electra_tf.serving import inference
 from electra_tf.tasks import litert_quality
-from electra_tf.tasks.export import STAGED, TaskServingModule
+from electra_tf.tasks.export import STAGED, TaskServingModule, require_tensorflow
 from electra_tf.tasks.registry import get_kind
 
 __all__ = ["LITERT_FILE", "LiteTextModule", "export_litert", "open_config", "open_litert"]
@@ -188,6 +188,7 @@ def export_litert(
     `force`. The `export` command and this function apply the same check. Returns the
     folder; nothing is left behind on failure or refusal.
     """
+    require_tensorflow("A LiteRT file")
     if check is None and not (info.get("data") or {}).get("dev"):  # refused before converting
         litert_quality.decide({}, quantize, force=force)
     seq_length = seq_length or model.preprocessor.sequence_length

@@ -46,6 +46,10 @@ class WordPiecePreprocessor(keras.layers.Layer):
     ):
         kwargs.setdefault("dtype", "int32")
         super().__init__(**kwargs)
+        # Its inputs stay TensorFlow's (strings, inside `tf.data` on every backend): Keras
+        # would convert them to the backend's arrays first (JAX has no string tensors).
+        self._convert_input_args = False
+        self._allow_non_tensor_positional_args = True
         if pad_to not in PAD_TO:
             raise ValueError(f"pad_to must be one of {PAD_TO}, got {pad_to!r}.")
         if sequence_length < 3:

@@ -5,7 +5,9 @@ and tagger and test_question_answering.py's question answerer, loads the weights
 TensorFlow saved in WEIGHTS_DIR, predicts, fits two epochs on raw strings with the task
 classes' own defaults (the "auto" optimizer, seeded batch order), evaluates and predicts
 again, and saves each model as `WEIGHTS_DIR/<name>.<backend>.keras`; OUT (npz) holds the
-predictions before and after, the evaluation and every weight after.
+predictions before and after, the evaluations (the classifier's also of a `tf.data`
+dataset of strings) and every weight after, and off TensorFlow
+the sentence that refuses a SavedModel export there.
 """
 
 from __future__ import annotations
@@ -14,11 +16,14 @@ import sys
 
 import keras
 import numpy as np
+import tensorflow as tf
 from test_question_answering import WORDS, _toy
 from test_text_classifier import TOKENS, _encoder, _reviews, _sentences
 
+from electra_tf.config import ConfigError
 from electra_tf.data.vocabulary import SPECIAL_TOKENS
 from electra_tf.models.encoder import ElectraEncoder
+from electra_tf.tasks.export import export_finetuned
 from electra_tf.tasks.question_answerer import ElectraQuestionAnswerer
 from electra_tf.tasks.question_answerer_preprocessor import ElectraQuestionAnswererPreprocessor
 from electra_tf.tasks.text_classifier import ElectraTextClassifier
@@ -91,9 +96,17 @@ def run(weights_dir, out) -> None:
         if name != "answerer":  # its metrics are the answer search's, not Keras's
             arrays[f"{name}.evaluate"] = np.asarray(model.evaluate(x, y, verbose=0))
         arrays[f"{name}.after"] = outputs(model, inputs)
+        if name == "classifier":  # the preprocessor inside tf.data, on every backend
+            dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(8)
+            arrays["classifier.dataset_evaluate"] = np.asarray(model.evaluate(dataset, verbose=0))
         model.save(f"{weights_dir}/{name}.{keras.config.backend()}.keras")
         for index, weight in enumerate(model.get_weights()):
             arrays[f"{name}.weight.{index:03d}"] = np.asarray(weight)
+    if keras.config.backend() != "tensorflow":  # the SavedModel is TensorFlow's to write
+        try:
+            export_finetuned(model, {"kind": "question_answering"}, f"{weights_dir}/export")
+        except ConfigError as refusal:
+            arrays["export_refusal"] = np.array(str(refusal))
     np.savez(out, backend=keras.config.backend(), **arrays)
 
 

@@ -58,8 +58,9 @@ def _shift_free(models) -> set:
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_fine_tuning_on_the_backend_ends_where_tensorflow_does(runs, backend):
-    ours, reference = runs[backend], runs["tensorflow"]
+    ours, reference = dict(runs[backend]), runs["tensorflow"]
     assert str(ours["backend"]) == backend
+    ours.pop("export_refusal")
     assert ours.keys() == reference.keys()
     shift_free = _shift_free(child.models())
     assert len(shift_free) == 2
@@ -78,3 +79,12 @@ def test_a_model_saved_on_the_backend_loads_on_tensorflow_with_its_outputs(runs,
         model = keras.saving.load_model(runs["folder"] / f"{name}.{backend}.keras")
         outputs = child.outputs(model, child.data()[name][1])
         np.testing.assert_allclose(outputs, runs[backend][f"{name}.after"], atol=1e-6, err_msg=name)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_savedmodel_export_off_tensorflow_is_refused_in_one_sentence(runs, backend):
+    refusal = str(runs[backend]["export_refusal"])
+    assert len(refusal.splitlines()) == 1, refusal
+    assert f"on TensorFlow, and Keras runs on {backend} here" in refusal
+    assert "model.save" in refusal and "KERAS_BACKEND=tensorflow" in refusal
+    assert not (runs["folder"] / "export").exists()  # nothing written
