@@ -347,3 +347,14 @@ def served_ids(model, texts) -> dict:
     keys = (("input_word_ids", "token_ids"), ("input_mask", "padding_mask"),
             ("input_type_ids", "segment_ids"))  # fmt: skip
     return {name: tf.constant(np.asarray(packed[key], np.int32)) for name, key in keys}
+
+
+def pretrainer_values(model) -> dict:
+    """A loaded pretrainer's trainable and optimizer values as numpy, keyed as a portable
+    checkpoint's `variables.npz` keys them (`trainable.00000`, `optimizer.00000`, ...)."""
+    groups = {"trainable": model.trainable_variables, "optimizer": model.optimizer.variables}
+    return {
+        f"{group}.{index:05d}": np.asarray(variable.numpy())
+        for group, variables in groups.items()
+        for index, variable in enumerate(variables)
+    }

@@ -30,6 +30,7 @@ from helpers import (
     backend_child_env,
     cli_compile_cache,
     packed_with_vocabulary,
+    pretrainer_values,
     set_flags,
 )
 from jax_run_child import fixed_batch
@@ -141,16 +142,6 @@ def test_init_on_jax_from_a_tensorflow_run_starts_from_its_weights(runs):
             np.testing.assert_allclose(warm[key], jax[key], rtol=0, atol=1e-7, err_msg=key)
 
 
-def _values(model) -> dict:
-    """A loaded pretrainer's trainable and optimizer values, keyed as `variables.npz`."""
-    groups = {"trainable": model.trainable_variables, "optimizer": model.optimizer.variables}
-    return {
-        f"{group}.{index:05d}": np.asarray(variable.numpy())
-        for group, variables in groups.items()
-        for index, variable in enumerate(variables)
-    }
-
-
 def test_a_tensorflow_run_resumes_on_jax_with_its_optimizer_state(runs):
     jax = runs["jax"]
     assert int(jax["resume_status"]) == 0, str(jax["resume_error"])[-2000:]
@@ -158,7 +149,7 @@ def test_a_tensorflow_run_resumes_on_jax_with_its_optimizer_state(runs):
     assert sorted(os.listdir(checkpoints)) == ["step-00000002", "step-00000004"]
     assert list((checkpoints / "step-00000002").glob("ckpt.*"))  # TensorFlow's, kept
     assert is_portable(checkpoints / "step-00000004")
-    four = _values(load_pretrainer(runs["tf_four"]))  # the same resume on TensorFlow
+    four = pretrainer_values(load_pretrainer(runs["tf_four"]))  # the same resume on TensorFlow
     with np.load(checkpoints / "step-00000004" / "variables.npz") as resumed:
         saved = [key for key in resumed.files if key[:10] in ("trainable.", "optimizer.")]
         assert len(saved) == len(four)
@@ -166,7 +157,7 @@ def test_a_tensorflow_run_resumes_on_jax_with_its_optimizer_state(runs):
             np.testing.assert_allclose(resumed[key], value, rtol=1e-5, atol=1e-7, err_msg=key)
     # Teeth: the weights moved from step 2 to 4 by far more than the tolerance, and the
     # moments above hold steps 1-2's gradients, which a resume without them would lack.
-    two = _values(load_pretrainer(runs["tf_run"]))
+    two = pretrainer_values(load_pretrainer(runs["tf_run"]))
     moved = max(np.max(np.abs(four[k] - two[k])) for k in four if k.startswith("trainable."))
     assert moved > 1e-4
 
@@ -188,7 +179,8 @@ def test_a_tensorflow_checkpoint_converts_to_the_portable_form(runs, tmp_path, c
     assert sorted(p.name for p in out.rglob("*")) == before  # nothing overwritten
     # The converted run resumes (here on TensorFlow) to the TensorFlow run's resume exactly.
     assert main(_pretrain(runs["data"], out, 4, *set_flags(SMALL))) == 0
-    resumed, four = _values(load_pretrainer(out)), _values(load_pretrainer(runs["tf_four"]))
+    resumed = pretrainer_values(load_pretrainer(out))
+    four = pretrainer_values(load_pretrainer(runs["tf_four"]))
     assert resumed.keys() == four.keys()
     for key, value in four.items():
         np.testing.assert_array_equal(resumed[key], value, err_msg=key)

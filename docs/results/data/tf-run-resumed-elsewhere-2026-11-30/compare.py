@@ -2,9 +2,9 @@
 TensorFlow: python compare.py TF_RESUMED OTHER_RESUMED TWO_STEP_SOURCE (prints one JSON line)."""
 import sys, numpy as np, json
 sys.path.insert(0, "tests"); sys.path.insert(0, "tests/pretraining")
-import test_portable_init as t
+from helpers import pretrainer_values
 from electra_tf.pretraining.checkpoint import load_pretrainer
-ref, o, two = (t._values(load_pretrainer(x)) for x in sys.argv[1:4])
+ref, o, two = (pretrainer_values(load_pretrainer(x)) for x in sys.argv[1:4])
 tr = [k for k in ref if k.startswith("trainable.")]; op = [k for k in ref if k.startswith("optimizer.") and ref[k].size > 1]
 out = {
  "weights_max_abs_diff": max(float(np.max(np.abs(o[k] - ref[k]))) for k in tr),
