@@ -95,22 +95,26 @@ class StepScalars(keras.callbacks.Callback):
 class StepCheckpoint(keras.callbacks.Callback):
     """Saves a checkpoint every `every` steps, at the steps in `at`, and at the end of training.
 
-    With a `guard` (`NonfiniteGuard`), a checkpoint written while the run is in trouble
-    is saved as suspect (see `Checkpointer.save`).
+    Each records the batches the run has read (`read` before this `fit`), its data's
+    position: a skipped step (a loss scale calibrating) reads a batch and leaves the step
+    counter, so the end of training saves whenever a batch was read since the last save,
+    at the same step or not. With a `guard` (`NonfiniteGuard`), a checkpoint written while
+    the run is in trouble is saved as suspect (see `Checkpointer.save`).
     """
 
-    def __init__(self, checkpointer, every: int, at=(), guard=None):
+    def __init__(self, checkpointer, every: int, at=(), guard=None, read: int = 0):
         super().__init__()
         self.checkpointer = checkpointer
         self.every = every
         self.at = set(int(step) for step in at)
         self.guard = guard
         self.last_saved = None
+        self.read = self.read_when_saved = read
 
     def _save(self, step) -> None:
         suspect = self.guard.trouble if self.guard is not None else None
-        self.checkpointer.save(step, suspect=suspect)
-        self.last_saved = step
+        self.checkpointer.save(step, extra={"batches": self.read}, suspect=suspect)
+        self.last_saved, self.read_when_saved = step, self.read
 
     def on_train_batch_begin(self, batch, logs=None):
         # On PyTorch, a resumed run's dropout generator as the checkpoint left it, once
@@ -120,6 +124,7 @@ class StepCheckpoint(keras.callbacks.Callback):
             put_back_rng_states(states)
 
     def on_train_batch_end(self, batch, logs=None):
+        self.read += 1
         step = _step(self.model)
         due = step % self.every == 0 or step in self.at
         if due and step != self.last_saved and not getattr(self.model, "diverged_at", None):
@@ -127,9 +132,8 @@ class StepCheckpoint(keras.callbacks.Callback):
 
     def on_train_end(self, logs=None):
         # A run stopped by the guard writes nothing more: its failed step is never saved.
-        step = _step(self.model)
-        if step != self.last_saved and not getattr(self.model, "diverged_at", None):
-            self._save(step)
+        if self.read != self.read_when_saved and not getattr(self.model, "diverged_at", None):
+            self._save(_step(self.model))
 
 
 class FlopsBudget(keras.callbacks.Callback):

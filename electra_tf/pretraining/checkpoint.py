@@ -9,8 +9,9 @@ written under a scratch name, synced to disk and renamed into place (the folder
 holding it synced too), so neither a kill nor a power cut mid-write leaves a
 half-written checkpoint where resuming would find it. The last `keep` are kept,
 and pruning never deletes the newest checkpoint known to be good (`Checkpointer`).
-The data position needs no saving: the input stream is addressable by step
-(see `electra_tf.data.pipeline`).
+The data position is the number of batches read (`state.json`'s `batches`; the
+input stream is addressable by it, see `electra_tf.data.pipeline`): the step
+counter alone falls behind it when a step is skipped (a loss scale calibrating).
 
 Reading verifies: a checkpoint whose files do not match its record (truncated,
 missing, altered), or that has no `state.json` or an unreadable config, is

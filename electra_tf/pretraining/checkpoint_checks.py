@@ -81,6 +81,13 @@ def step_folders(folder: Path) -> list[tuple[int, Path]]:
     )
 
 
+def batches_read(folder) -> int:
+    """How many batches the run had read at checkpoint `folder`, its data's position (its
+    `state.json`'s `batches`; checkpoints written before it was kept give their step)."""
+    state = json.loads((Path(folder) / "state.json").read_text())
+    return int(state.get("batches", state["step"]))
+
+
 def _suspect(folder: Path) -> str | None:
     """Why `folder` was suspect when written (its `state.json`), or None."""
     try:

@@ -49,12 +49,8 @@ def check_backend(config: ElectraConfig) -> None:
         from electra_tf.pretraining.jax_cluster import start_cluster
 
         start_cluster(train)  # before JAX sees a device (the check below looks at them)
-    if train.mixed_precision == "mixed_float16" and name != "jax":
-        raise ConfigError(
-            f"train.mixed_precision='mixed_float16' runs on TensorFlow and JAX only; on {name} "
-            "train in float32 or mixed_bfloat16, or pass --backend jax or tensorflow."
-        )
-    if train.mixed_precision == "mixed_float16" and not config.model.dropout and _jax_on_cpu():
+    float16_on_cpu = train.mixed_precision == "mixed_float16" and name == "jax" and _jax_on_cpu()
+    if float16_on_cpu and not config.model.dropout:
         raise ConfigError(
             "train.mixed_precision='mixed_float16' with model.dropout=0 does not compile on "
             "JAX's CPU backend (its float16 attention kernel is GPU-only); train in float32 or "

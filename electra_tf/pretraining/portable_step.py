@@ -230,12 +230,15 @@ class PortableSteps:
 
     def _torch_loss_and_gradients(self, batch, training):
         """(`StepOutput`, gradients of the trainable variables, None where the objective
-        trains a variable not) on PyTorch."""
+        trains a variable not) on PyTorch; under mixed_float16 the gradients of the loss
+        times the loss scale."""
         self.zero_grad()
         step = ops.convert_to_tensor(self.optimizer.iterations)
         context = self._context(batch, self.config.train.seed, step)
         output = self.objective(batch, context, training=training, with_gradients=False)
-        output.loss.backward()
+        scale = _loss_scale(self.optimizer)
+        loss = output.loss if scale is None else ops.cast(output.loss, "float32") * scale
+        loss.backward()
         variables = self.trainable_variables
         grads = [v.value.grad for v in variables]
         return output, _trained_only(grads, variables, output.trained)
@@ -280,8 +283,41 @@ class PortableSteps:
         output, grads = self._torch_loss_and_gradients(self._as_batch(data), training=True)
         finite = _finite_verdict(output.loss, grads)
         with torch.no_grad():
-            self.optimizer.apply(*_present(grads, self.trainable_variables))
+            if isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer):
+                finite = self._torch_scaled_apply(grads, finite)
+            else:
+                self.optimizer.apply(*_present(grads, self.trainable_variables))
         return self._step_logs(output, learning_rate, finite)
+
+    def _torch_scaled_apply(self, grads, finite):
+        """mixed_float16 on PyTorch: `_jax_scaled_apply`'s dynamic loss scaling, in place.
+
+        Finite gradients are unscaled and applied by the inner optimizer, and the scale
+        doubles after `dynamic_growth_steps` such steps in a row; otherwise nothing is
+        applied (weights, moments and the step counter keep their values) and the scale
+        halves, down to `MIN_LOSS_SCALE`.
+
+        Returns:
+            The step's verdict (1.0 or 0.0), as on TensorFlow: false for a skip with the
+            scale already at its floor, or for a non-finite moment.
+        """
+        optimizer = self.optimizer
+        inner = optimizer.inner_optimizer
+        scale = ops.convert_to_tensor(optimizer.dynamic_scale)
+        counter = ops.convert_to_tensor(optimizer.step_counter)
+        if not bool(ops.convert_to_numpy(finite)):
+            at_floor = float(ops.convert_to_numpy(scale)) <= MIN_LOSS_SCALE
+            optimizer.dynamic_scale.assign(ops.maximum(scale * 0.5, MIN_LOSS_SCALE))
+            optimizer.step_counter.assign(ops.zeros_like(counter))
+            return ops.convert_to_tensor(0.0 if at_floor else 1.0)
+        unscaled = [None if g is None else g / ops.cast(scale, g.dtype) for g in grads]
+        inner.apply(*_present(unscaled, self.trainable_variables))
+        grow = int(ops.convert_to_numpy(counter)) == optimizer.dynamic_growth_steps - 1
+        optimizer.dynamic_scale.assign(scale * 2.0 if grow else scale)
+        optimizer.step_counter.assign(ops.zeros_like(counter) if grow else counter + 1)
+        moments = [*getattr(inner, "_momentums", []), *getattr(inner, "_velocities", [])]
+        finite_moments = all(bool(ops.convert_to_numpy(ops.all(ops.isfinite(m)))) for m in moments)
+        return ops.convert_to_tensor(1.0 if finite_moments else 0.0)
 
     # Evaluation --------------------------------------------------------------------------------
 

@@ -33,7 +33,7 @@ from electra_tf.pretraining.callbacks import (
     Throughput,
 )
 from electra_tf.pretraining.checkpoint import Checkpointer
-from electra_tf.pretraining.checkpoint_checks import READ_ERRORS
+from electra_tf.pretraining.checkpoint_checks import READ_ERRORS, batches_read
 from electra_tf.pretraining.distribute import make_strategy, worker_info
 from electra_tf.pretraining.objectives import train_flops_per_step
 from electra_tf.pretraining.portable_checkpoint import readable_here
@@ -132,15 +132,15 @@ def run_pretraining(
     strategy, (is_chief, worker_id) = _strategy(train)
     inputs = _training_files(config, text_sources)
     model, checkpointer = _build(config, strategy, output_dir, is_chief, worker_id)
-    start = _resume(checkpointer, config, output_dir, resume)
-    if start is None and warm_start is not None:
+    resumed = _resume(checkpointer, config, output_dir, resume)
+    if resumed is None and warm_start is not None:
         apply_warm_start(model, warm_start)
-    start = start or 0
+    start, read = resumed or (0, 0)  # the step, and the batches read (the data's position)
     if is_chief:
         _write_output(output_dir / "config.json", config.to_json() + "\n")
-    steps = _steps_to_run(config, start, max_steps)
-    dataset = _dataset(config, strategy, inputs, start, text_sources, lower_case)
-    scalars, guard, run_callbacks = _callbacks(config, output_dir, checkpointer, save_steps)
+    steps = _steps_to_run(config, read, max_steps)
+    dataset = _dataset(config, strategy, inputs, read, text_sources, lower_case)
+    scalars, guard, run_callbacks = _callbacks(config, output_dir, checkpointer, save_steps, read)
     run_callbacks += list(callbacks)  # the user's run after ours
     verbose = verbose if is_chief else 0  # one progress bar: the chief's
     logs = _fit(model, dataset, steps, run_callbacks, verbose, checkpointer) if steps else {}
@@ -168,9 +168,9 @@ def run_pretraining(
     )
 
 
-def _callbacks(config, output_dir: Path, checkpointer: Checkpointer, save_steps):
+def _callbacks(config, output_dir: Path, checkpointer: Checkpointer, save_steps, read: int):
     """(scalars, guard, the run's callbacks in order): the guard judges a step before
-    any checkpoint of it, so a failed step is never saved."""
+    any checkpoint of it, so a failed step is never saved. `read`: batches read before."""
     train = config.train
     scalars = _step_scalars(output_dir, train, checkpointer.is_chief)
     guard = NonfiniteGuard(
@@ -184,7 +184,7 @@ def _callbacks(config, output_dir: Path, checkpointer: Checkpointer, save_steps)
             FlopsBudget(train_flops_per_step(config), train.flops_budget),
             guard,
             scalars,
-            StepCheckpoint(checkpointer, every=train.checkpoint_every, at=save_steps, guard=guard),
+            StepCheckpoint(checkpointer, train.checkpoint_every, save_steps, guard, read),
         ],
     )
 
@@ -276,8 +276,9 @@ def _step_scalars(output_dir: Path, train, is_chief: bool) -> StepScalars:
         raise _output_error(output_dir / "logs", error) from None
 
 
-def _resume(checkpointer: Checkpointer, config, output_dir, resume: bool) -> int | None:
-    """Restores the newest checkpoint that verifies and reads; its step, or None."""
+def _resume(checkpointer: Checkpointer, config, output_dir, resume: bool):
+    """Restores the newest checkpoint that verifies and reads: (its step, the batches the
+    run had read), or None."""
     while (latest := checkpointer.latest()) is not None:
         if not resume:
             raise ConfigError(
@@ -288,7 +289,7 @@ def _resume(checkpointer: Checkpointer, config, output_dir, resume: bool) -> int
         check_resume_config(saved, config, latest)
         readable_here(latest, keras.config.backend())  # another backend's: refused, kept
         try:
-            return checkpointer.restore(latest)
+            return checkpointer.restore(latest), batches_read(latest)
         except READ_ERRORS as error:
             # It verified but does not read (say, it does not fit this program): set it aside.
             reason = getattr(error, "message", str(error)).splitlines()[0][:200]
@@ -298,12 +299,13 @@ def _resume(checkpointer: Checkpointer, config, output_dir, resume: bool) -> int
     return None
 
 
-def _steps_to_run(config: ElectraConfig, start: int, max_steps: int | None) -> int:
+def _steps_to_run(config: ElectraConfig, read: int, max_steps: int | None) -> int:
+    """Batches left: `train.num_steps` (or the budget's) counts batches, skipped steps too."""
     total = config.train.num_steps
     if config.train.flops_budget:
         per_step = train_flops_per_step(config)
         total = min(total, int(-(-config.train.flops_budget // per_step)))
-    steps = max(0, total - start)
+    steps = max(0, total - read)
     return steps if max_steps is None else min(steps, max_steps)
 
 

@@ -4,9 +4,9 @@ in one process (one import of the backend less).
 `python backends_child.py WEIGHTS OUT SAMPLER FOLDER [--mixed-float16 MIXED] [CASES...]`
 runs `backend_child.main` (`WEIGHTS`, `OUT`, `SAMPLER`), then `objectives_child.main`
 (`FOLDER`, `CASES`, every case when none is given); each waits, as there, for the weights
-the TensorFlow run writes. With `--mixed-float16 MIXED` (the JAX child), it then runs
-`mixed_float16_child.main(MIXED)`: test_jax_mixed_float16.py's JAX work, one JAX import
-less.
+the TensorFlow run writes. With `--mixed-float16 MIXED`, it then runs
+`mixed_float16_child.main(MIXED)`: test_portable_mixed_float16.py's work on this backend,
+one import less.
 """
 
 from __future__ import annotations

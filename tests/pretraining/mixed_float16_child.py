@@ -1,5 +1,5 @@
-"""Run by test_backends.py's JAX child (`backends_child.py --mixed-float16 OUT`, after its
-own work) with KERAS_BACKEND=jax: mixed_float16 against float32.
+"""Run by test_backends.py's JAX and PyTorch children (`backends_child.py --mixed-float16
+OUT`, after their own work) under their KERAS_BACKEND: mixed_float16 against float32.
 
 `python mixed_float16_child.py OUT` (the same alone) builds the tiny pretrainer of
 backend_child.py twice, in float32 and in mixed_float16 with the same weights, and trains
@@ -44,7 +44,7 @@ def main(out: str) -> None:
     mixed = ElectraPretrainer(mixed_config)
     mixed.compile()
     for ours, theirs in zip(mixed.trainable_variables, full.trainable_variables, strict=True):
-        ours.assign(np.array(theirs.value))  # a copy: each jitted fit donates its buffers
+        ours.assign(np.array(keras.ops.convert_to_numpy(theirs.value)))  # a copy (JAX donates)
     data, results = batches(), {"initial": _weights(full)}
     results["full_loss"] = np.array(_fit(full, data, 2)["step_loss"])
     results["full_after"] = _weights(full)

@@ -54,22 +54,25 @@ def _run(backend, weights, out, sampler):
 def shared(tmp_path_factory):
     """The default suite's runs: `(batch, objectives, mixed)`, the first two each
     `{backend: outputs}`, of `backend_child.main` and of `objectives_child.main` (every case
-    on TensorFlow and PyTorch, `JAX_DEFAULT` on JAX), and `mixed_float16_child.main`'s
-    outputs on JAX. TensorFlow runs both in this process while one JAX and one PyTorch child
-    (`backends_child.py`) start and then run both; the JAX child then the mixed_float16 runs."""
+    on TensorFlow and PyTorch, `JAX_DEFAULT` on JAX), and `{backend: outputs}` of
+    `mixed_float16_child.main` on JAX and PyTorch. TensorFlow runs both in this process
+    while one JAX and one PyTorch child (`backends_child.py`) start and run both, then the
+    mixed_float16 runs."""
     folder = tmp_path_factory.mktemp("backends")
     weights, objectives = folder / "tiny.weights.h5", folder / "objectives"
     objectives.mkdir()
     np.save(objectives / "unigram_counts.npy", np.arange(131, dtype=np.int64))
-    mixed = folder / "mixed_float16.npz"
+    mixed = {b: folder / f"mixed_float16_{b}.npz" for b in ("jax", "torch")}
 
     def start(backend, cases):
         args = [weights, folder / f"{backend}.npz", "inverse_cdf", objectives, *cases]
         return run_child(BOTH_CHILD, backend, args, QUICK_JAX_FLAGS)
 
     # All three at once: TensorFlow writes the weights, the others wait for them.
-    jax_cases = ["--mixed-float16", mixed, *JAX_DEFAULT]
-    children = {"jax": start("jax", jax_cases), "torch": start("torch", CASES)}
+    children = {
+        "jax": start("jax", ["--mixed-float16", mixed["jax"], *JAX_DEFAULT]),
+        "torch": start("torch", ["--mixed-float16", mixed["torch"], *CASES]),
+    }
     import backend_child
     import objectives_child
 
@@ -79,7 +82,7 @@ def shared(tmp_path_factory):
         wait_child(process, backend)
     batch = {b: dict(np.load(folder / f"{b}.npz")) for b in BACKENDS}
     cases = {b: dict(np.load(objectives / f"{b}.npz")) for b in BACKENDS}
-    return batch, cases, dict(np.load(mixed))
+    return batch, cases, {b: dict(np.load(path)) for b, path in mixed.items()}
 
 
 @pytest.fixture(
@@ -228,21 +231,21 @@ def test_two_stage_switches_and_copies_on_every_backend(quick, backend):
         assert np.abs(other[disc] - other[gen]).max() < 2e-2, disc
 
 
-# mixed_float16 on JAX (test_jax_mixed_float16.py's checks of `mixed_float16_child.py`, whose
-# runs the JAX child above makes after its own: one JAX import less): the tiny pretrainer two
-# steps in float32 and in mixed_float16 from the same weights; the mixed run first calibrates
-# its loss scale down (Keras's initial 2**15 overflows), then trains at 512, then is made to
-# overflow.
+# mixed_float16 on JAX and PyTorch (test_portable_mixed_float16.py's checks of
+# `mixed_float16_child.py`, whose runs each backend's child above makes after its own: one
+# import less): the tiny pretrainer two steps in float32 and in mixed_float16 from the same
+# weights; the mixed run first calibrates its loss scale down (Keras's initial 2**15
+# overflows), then trains at 512, then is made to overflow.
 
 
-@pytest.fixture(scope="module")
-def runs(shared):
-    """`mixed_float16_child.main`'s outputs, from the shared JAX child."""
-    return shared[2]
+@pytest.fixture(scope="module", params=["jax", "torch"])
+def runs(shared, request):
+    """`mixed_float16_child.main`'s outputs, from the shared child of one backend."""
+    return shared[2][request.param] | {"expected": request.param}
 
 
-def test_mixed_float16_trains_on_jax_with_float32_master_weights(runs):
-    assert str(runs["backend"]) == "jax"
+def test_mixed_float16_trains_with_float32_master_weights(runs):
+    assert str(runs["backend"]) == runs["expected"]
     assert [str(d) for d in runs["mixed_dtypes"]] == ["float32"]
     assert np.all(np.isfinite(runs["mixed_loss"])) and runs["mixed_loss"].shape == (2,)
     # Two finite steps at 512: applied, and the scale grows only after 2,000 of them.

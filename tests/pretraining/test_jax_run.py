@@ -228,7 +228,7 @@ def test_backend_flag_runs_the_command_again_once_keras_is_loaded(monkeypatch):
     [
         ("train.strategy=multi_worker", "multi_worker needs the cluster: the TF_CONFIG"),
     ],
-)  # mixed_float16 runs on JAX now; its refusals: tests/pretraining/test_jax_mixed_float16.py
+)  # mixed_float16 runs on JAX now; its refusals: tests/pretraining/test_portable_mixed_float16.py
 def test_what_jax_cannot_run_is_refused_in_one_sentence(monkeypatch, setting, message):
     """multi_worker runs on JAX (tests/pretraining/test_jax_multi_worker.py), given a cluster."""
     monkeypatch.setattr(portable_run.keras.config, "backend", lambda: "jax")

@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pytest
 import tensorflow as tf
-from helpers import write_packed
+from helpers import pretrainer_values, write_packed
 
 STEPS, EVERY = 60, 10
 # The default suite's model: the tiny recipe cut to one hidden-16 layer (the same run, resume
@@ -110,3 +110,39 @@ def _kill_and_resume(tmp_path, model, capsys=None):
     assert a.keys() == b.keys() and len(a) > 100
     worst = max(float(np.max(np.abs(a[k].astype(np.float64) - b[k]))) for k in a)
     assert worst <= 1e-6, worst
+
+
+def test_a_mixed_float16_run_cut_while_its_loss_scale_calibrates_resumes_exactly(tmp_path):
+    """Keras's first loss scale (2**15) overflows this model's float16 gradients, so its
+    first steps are skipped: the scale halves, the step counter stays, a batch is read.
+    A run cut there (`--max-steps`, three batches, still at step 0) resumes from the batches
+    it read and ends as the uninterrupted run: the same step, scale and values, bit for bit.
+    (Resumed from its step, it re-read those batches and ended a step ahead.)"""
+    from electra_tf.cli import main
+    from electra_tf.pretraining.checkpoint import find_checkpoint, load_pretrainer
+    from electra_tf.pretraining.checkpoint_checks import batches_read
+
+    data = str(write_packed(tmp_path / "data", n=32, seq=16))
+    settings = [*SMALL, "model.hidden_dim=8", "model.intermediate_dim=16", "model.dropout=0.1"]
+    settings += ["data.sequence_length=16", "train.learning_rate=1e-3", "train.warmup_steps=0"]
+
+    def pretrain(run, *more):
+        flags = [arg for setting in settings for arg in ("--set", setting)]
+        command = ["pretrain", "--recipe", "tiny", "--data", data, "--output-dir", str(run)]
+        command += ["--batch-size", "4", "--steps", "8", "--verbose", "0", *flags, *more]
+        assert main([*command, "--precision", "mixed_float16"]) == 0
+
+    straight, cut = tmp_path / "straight", tmp_path / "cut"
+    pretrain(straight)
+    pretrain(cut, "--max-steps", "3")
+    at_cut = find_checkpoint(cut)
+    assert (at_cut.name, batches_read(at_cut)) == ("step-00000000", 3)
+    assert load_pretrainer(cut).optimizer.dynamic_scale.numpy() == 2.0**12  # halved 3 times
+    pretrain(cut)
+    a, b = load_pretrainer(straight), load_pretrainer(cut)
+    assert int(a.optimizer.iterations.numpy()) == int(b.optimizer.iterations.numpy()) > 0
+    assert batches_read(find_checkpoint(cut)) == 8
+    a, b = pretrainer_values(a), pretrainer_values(b)
+    assert a.keys() == b.keys() and len(a) > 100
+    for key in a:  # weights, moments, the step counter and the loss scale
+        np.testing.assert_array_equal(b[key], a[key], err_msg=key)

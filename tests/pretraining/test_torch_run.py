@@ -7,10 +7,11 @@ in-process on whatever KERAS_BACKEND says) then runs, in order: a straight run t
 FLOP budget stops at STEPS; the same command cut by `--max-steps` after the first
 checkpoint, then that command again (the resume); the TensorFlow run's first step on
 PyTorch; `--init` from the TensorFlow run; a step in mixed_bfloat16; a copy of a
-two-step TensorFlow run resumed to four steps. Back here, on TensorFlow: the resumed run
+two-step TensorFlow run resumed to four steps; a copy of a mixed_float16 TensorFlow run
+resumed (its loss scale calibrating down, then training). Back here, on TensorFlow: the resumed run
 against the straight one, the first-step losses, the torch run's weights loaded (as
 `export` reads them) and (slow) as `--init` of a TensorFlow run, and the TensorFlow run's
-resume on PyTorch against the same resume here.
+resume on PyTorch against the same resume here, in float32 and in mixed_float16.
 """
 
 import json
@@ -59,6 +60,9 @@ INIT = {"model.dropout": 0.0, "train.num_steps": 1, "train.learning_rate": 1e-9}
 # masks differ).
 TWO = dict(SMALL, **{"model.dropout": 0.0, "train.num_steps": 2})
 FOUR = dict(TWO, **{"train.num_steps": 4})
+# mixed_float16: Keras's first loss scale overflows here, so the first four batches are
+# skipped steps (the scale halves each time); the resume to eight trains.
+HALF, FLOAT16 = dict(TWO, **{"train.num_steps": 8}), ("--precision", "mixed_float16")
 
 
 def _pretrain(data, run, values, *more):
@@ -92,13 +96,17 @@ def runs(tmp_path_factory):
     folder = tmp_path_factory.mktemp("torch_run")
     data = str(packed_with_vocabulary(folder / "data", n=32))
     names = ("straight", "resumed", "first", "bfloat16", "tf_source", "tf_first", "tf_init")
-    names += ("tf_two", "tf_resumed", "torch_resumed")
+    names += ("tf_two", "tf_resumed", "torch_resumed", "tf16", "tf16_resumed", "torch16_resumed")
     runs = {name: folder / name for name in names}
     assert main(_pretrain(data, runs["tf_source"], dict(SMALL, **{"train.num_steps": 1}))) == 0
     assert main(_pretrain(data, runs["tf_two"], TWO)) == 0
     for copy in ("tf_resumed", "torch_resumed"):
         shutil.copytree(runs["tf_two"], runs[copy])
     assert main(_pretrain(data, runs["tf_resumed"], FOUR)) == 0  # the reference resume
+    assert main(_pretrain(data, runs["tf16"], FOUR, *FLOAT16)) == 0
+    for copy in ("tf16_resumed", "torch16_resumed"):
+        shutil.copytree(runs["tf16"], runs[copy])
+    assert main(_pretrain(data, runs["tf16_resumed"], HALF, *FLOAT16)) == 0
     source = ("--init", str(runs["tf_source"]))  # the same first weights on both backends
     assert main(_pretrain(data, runs["tf_first"], dict(SMALL, **INIT), *source)) == 0
     budget = dict(SMALL, **{"train.flops_budget": _budget(data)})
@@ -109,6 +117,7 @@ def runs(tmp_path_factory):
         _pretrain(data, runs["first"], dict(SMALL, **INIT), *source),  # tf_first's command
         _pretrain(data, runs["bfloat16"], dict(SMALL, **INIT), "--precision", "mixed_bfloat16"),
         _pretrain(data, runs["torch_resumed"], FOUR),  # a TensorFlow run resumed on PyTorch
+        _pretrain(data, runs["torch16_resumed"], HALF, *FLOAT16),  # the same, mixed_float16
     ]
     # One torch thread: on these shared cores torch's default threads spin (1.5 s a step, not 0.1).
     env = dict(backend_child_env("torch", "", TESTS / "pretraining"), OMP_NUM_THREADS="1")
@@ -205,6 +214,26 @@ def test_a_tensorflow_run_resumes_on_torch_with_its_optimizer_state(runs):
     assert int(reference.optimizer.iterations.numpy()) == 4
     for key, expected in pretrainer_values(reference).items():  # weights, step, moments
         np.testing.assert_allclose(resumed[key], expected, rtol=1e-5, atol=1e-7, err_msg=key)
+
+
+def test_a_mixed_float16_tensorflow_run_resumes_on_torch_with_its_loss_scale(runs):
+    """The copy resumed on PyTorch ends as the same resume on TensorFlow: the same step and
+    loss scale (restored below Keras's first, or it would skip more steps), and weights
+    apart by float16's rounding only."""
+    start = load_pretrainer(runs["tf16"])
+    reference = load_pretrainer(runs["tf16_resumed"])
+    step = int(reference.optimizer.iterations.numpy())
+    assert int(start.optimizer.iterations.numpy()) == 0 and step >= 3
+    assert start.optimizer.dynamic_scale.numpy() < 2.0**15
+    resumed, _ = _variables(runs["torch16_resumed"], step)
+    expected, initial = pretrainer_values(reference), pretrainer_values(start)
+    optimizer = reference.optimizer
+    at = [id(v) for v in optimizer.variables].index(id(optimizer.dynamic_scale))
+    assert resumed[f"optimizer.{at:05d}"] == optimizer.dynamic_scale.numpy()
+    trainable = [key for key in expected if key.startswith("trainable.")]
+    moved = np.concatenate([np.ravel(expected[k] - initial[k]) for k in trainable])
+    apart = np.concatenate([np.ravel(resumed[k] - expected[k]) for k in trainable])
+    assert np.linalg.norm(moved) > 1e-3 and np.linalg.norm(apart) < 0.1 * np.linalg.norm(moved)
 
 
 def test_what_torch_cannot_run_is_refused_in_one_sentence(monkeypatch, tmp_path, capsys):
