@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 
 __all__ = [
     "prepare_environment",
@@ -12,6 +13,10 @@ __all__ = [
     "add_overrides",
     "print_json",
     "user_errors",
+    "BACKENDS",
+    "select_backend",
+    "check_installed",
+    "use_backend",
 ]
 
 
@@ -94,3 +99,61 @@ def user_errors() -> tuple:
         TrainingDiverged,
         WorkerLost,
     )
+
+
+#: The Keras backends `pretrain` and `finetune` run on (`--backend`).
+BACKENDS = ("tensorflow", "jax", "torch")
+
+
+def select_backend(requested: str | None, argv) -> None:
+    """Makes `requested` the Keras backend of this command before Keras is imported.
+
+    Keras reads KERAS_BACKEND once, at its import. Before that, setting the variable is
+    enough; if Keras was already imported with another backend, the command runs again
+    in a fresh interpreter with KERAS_BACKEND set (`os.execve`: same process id, so a
+    signal sent to the command reaches the run).
+    """
+    if requested is None:
+        return
+    keras = sys.modules.get("keras")
+    current = keras.config.backend() if keras is not None else None
+    os.environ["KERAS_BACKEND"] = requested
+    if current is None or current == requested:
+        return
+    command = [sys.executable, "-m", "electra_tf.cli", *argv]
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(sys.executable, command, dict(os.environ))
+
+
+def check_installed(backend: str | None) -> None:
+    """One sentence, before Keras loads, when the chosen backend's library is not installed."""
+    import importlib.util
+
+    from electra_tf.config import ConfigError
+
+    library = {"jax": "jax", "torch": "torch"}.get(backend or "")
+    if library and importlib.util.find_spec(library) is None:
+        raise ConfigError(
+            f"--backend {backend} needs the {library} package, which is not installed here: "
+            f"pip install 'electra-tf[{library}]' (on a GPU machine, {library}'s CUDA build)."
+        )
+
+
+def use_backend(args, command: str, before_keras=None) -> None:
+    """`--backend` (or KERAS_BACKEND) made this command's Keras backend, before Keras loads
+    (`before_keras(args)` runs just before it does); one sentence for a backend that is not
+    installed or that `command` does not run on."""
+    from electra_tf.config import ConfigError
+
+    check_installed(args.backend or os.environ.get("KERAS_BACKEND"))
+    select_backend(args.backend, getattr(args, "argv", sys.argv[1:]))
+    if before_keras is not None:
+        before_keras(args)
+    import keras
+
+    if keras.config.backend() not in BACKENDS:
+        raise ConfigError(
+            f"electra-tf {command} runs on the TensorFlow, JAX and PyTorch backends (KERAS_BACKEND "
+            f"is {keras.config.backend()!r}); pass --backend tensorflow, jax or torch."
+        )

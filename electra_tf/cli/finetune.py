@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from electra_tf.cli.common import add_overrides, print_json
+from electra_tf.cli.common import BACKENDS, add_overrides, print_json, use_backend
 from electra_tf.tasks.config import add_flags, flag_assignments
 from electra_tf.tasks.registry import module_kind_names
 
@@ -74,6 +74,13 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         "--output-dir", help="the run folder (default runs/finetune-TASK); holds the kept model"
     )
+    parser.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        help="Keras backend to train on (sets KERAS_BACKEND; default: KERAS_BACKEND, else "
+        "tensorflow); a run on jax or torch keeps its epochs as variables.npz and resumes on "
+        "its own backend; export its model with the default, tensorflow",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -90,6 +97,7 @@ def _overrides(args) -> list[str]:
 
 
 def run(args) -> int:
+    use_backend(args, "finetune")
     from electra_tf.config import ConfigError
 
     if bool(args.task) == bool(args.train):

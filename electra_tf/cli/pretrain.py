@@ -5,9 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from electra_tf.cli.common import add_config_flags, print_json
-
-BACKENDS = ("tensorflow", "jax", "torch")
+from electra_tf.cli.common import BACKENDS, add_config_flags, print_json, use_backend
 
 __all__ = ["add_parser"]
 
@@ -104,27 +102,6 @@ def add_parser(subparsers) -> None:
     parser.set_defaults(handler=run)
 
 
-def select_backend(requested: str | None, argv) -> None:
-    """Makes `requested` the Keras backend of this command before Keras is imported.
-
-    Keras reads KERAS_BACKEND once, at its import. Before that, setting the variable is
-    enough; if Keras was already imported with another backend, the command runs again
-    in a fresh interpreter with KERAS_BACKEND set (`os.execve`: same process id, so a
-    signal sent to the command reaches the run).
-    """
-    if requested is None:
-        return
-    keras = sys.modules.get("keras")
-    current = keras.config.backend() if keras is not None else None
-    os.environ["KERAS_BACKEND"] = requested
-    if current is None or current == requested:
-        return
-    command = [sys.executable, "-m", "electra_tf.cli", *argv]
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.execve(sys.executable, command, dict(os.environ))
-
-
 def flag_overrides(args) -> list[str]:
     """The `section.key=value` overrides the flags stand for, before `--set`'s own."""
     flags = {
@@ -153,33 +130,9 @@ def host_devices(args) -> None:
         os.environ["XLA_FLAGS"] = f"{flags} {flag}".strip()
 
 
-def check_installed(backend: str | None) -> None:
-    """One sentence, before Keras loads, when the chosen backend's library is not installed."""
-    import importlib.util
-
-    from electra_tf.config import ConfigError
-
-    library = {"jax": "jax", "torch": "torch"}.get(backend or "")
-    if library and importlib.util.find_spec(library) is None:
-        raise ConfigError(
-            f"--backend {backend} needs the {library} package, which is not installed here: "
-            f"pip install 'electra-tf[{library}]' (on a GPU machine, {library}'s CUDA build)."
-        )
-
-
 def run(args) -> int:
-    check_installed(args.backend or os.environ.get("KERAS_BACKEND"))
-    select_backend(args.backend, getattr(args, "argv", sys.argv[1:]))
-    host_devices(args)
-    import keras
-
+    use_backend(args, "pretrain", before_keras=host_devices)
     from electra_tf.config import ConfigError, load_recipe
-
-    if keras.config.backend() not in ("tensorflow", "jax", "torch"):
-        raise ConfigError(
-            f"electra-tf pretrain runs on the TensorFlow, JAX and PyTorch backends (KERAS_BACKEND "
-            f"is {keras.config.backend()!r}); pass --backend tensorflow, jax or torch."
-        )
     from electra_tf.ops.backend import jax_compile_cache
 
     jax_compile_cache()

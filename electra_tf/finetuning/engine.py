@@ -51,7 +51,15 @@ from electra_tf.io.durable import (
     write_atomic,
     write_record,
 )
+from electra_tf.ops import backend
 from electra_tf.pretraining.checkpoint import checkpoint_object, first_nonfinite_weight
+from electra_tf.pretraining.portable_checkpoint import (
+    is_portable,
+    put_back_rng_states,
+    read_rng_states,
+    read_variables,
+    write_variables,
+)
 from electra_tf.tasks.optimizer import finetuning_optimizer
 
 __all__ = ["EpochSelection", "train_seed", "read_json", "better", "write_best", "collapse_warning"]
@@ -109,6 +117,13 @@ class EpochSelection(keras.callbacks.Callback):
         self.patience, self.log, self.config = patience, log, config
         self.best_weights, self.best_epoch = None, None
         self._writer, self._failure = None, None
+        self.rng_states = None  # a resumed PyTorch run's dropout generator (`_resume`)
+
+    def on_train_batch_begin(self, batch, logs=None):
+        # As `StepCheckpoint` does: after `fit` has drawn its data loader's seed from it.
+        states, self.rng_states = self.rng_states, None
+        if states:
+            put_back_rng_states(states)
 
     def on_epoch_end(self, epoch, logs=None):
         bad = first_nonfinite_weight(self.model)
@@ -159,7 +174,7 @@ class EpochSelection(keras.callbacks.Callback):
             ensure_space(self.folder, 3 * variables_bytes(self.model.weights))
             shutil.rmtree(scratch, ignore_errors=True)
             scratch.mkdir(parents=True)
-            checkpoint_object(self.model).write(str(scratch / "ckpt"))
+            _write_checkpoint(self.model, scratch)
             (scratch / "state.json").write_text(json.dumps(self.state, indent=2) + "\n")
         except (OSError, tf.errors.OpError) as error:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -244,8 +259,29 @@ def _best_written(folder: Path, best: dict | None) -> bool:
     )
 
 
-def _read_checkpoint(model, child: Path) -> None:
+def _write_checkpoint(model, scratch: Path) -> None:
+    """An epoch's checkpoint: `tf.train.Checkpoint`'s on TensorFlow, `variables.npz`
+    (`portable_checkpoint`) on JAX and PyTorch."""
+    if backend.name() == "tensorflow":
+        checkpoint_object(model).write(str(scratch / "ckpt"))
+    else:
+        write_variables(model, scratch)
+
+
+def _read_checkpoint(model, child: Path) -> dict | None:
+    """Reads an epoch's checkpoint into `model` (and its built optimizer): a portable one
+    on any backend, TensorFlow's on TensorFlow. Returns torch's generator states on
+    PyTorch (`EpochSelection` puts them back as the resumed fit's first step begins)."""
+    if is_portable(child):
+        read_variables(model, child)
+        return read_rng_states(child)
+    if backend.name() != "tensorflow":
+        raise ConfigError(
+            f"{child} was written by a fine-tuning run on TensorFlow; resume it with "
+            "--backend tensorflow, or fine-tune into a new --output-dir here."
+        )
     checkpoint_object(model).read(str(child / "ckpt")).assert_existing_objects_matched()
+    return None
 
 
 def _best_weights(model, folder: Path, best: dict, selection) -> None:
@@ -269,22 +305,23 @@ def _best_weights(model, folder: Path, best: dict, selection) -> None:
         write_best(model, folder, best)
 
 
-def _resume(model, folder: Path, log) -> tuple[int, dict]:
-    """(epochs done, state) from the newest epoch checkpoint that verifies; (0, fresh) if none."""
+def _resume(model, folder: Path, log) -> tuple[int, dict, dict | None]:
+    """(epochs done, state, torch's generator states or None) from the newest epoch
+    checkpoint that verifies; (0, fresh, None) if none."""
     for epoch, child in reversed(_epoch_folders(folder)):
         reason = verify_record(child, required=("state.json",))
         if reason is None:
             state = json.loads((child / "state.json").read_text())
-            _read_checkpoint(model, child)
+            rng_states = _read_checkpoint(model, child)
             if log:
                 log(f"resuming after epoch {epoch} ({child})")
-            return epoch, state
+            return epoch, state, rng_states
         target = child.with_name(child.name + ".corrupt")
         shutil.rmtree(target, ignore_errors=True)
         os.replace(child, target)
         if log:
             log(f"{child} is not usable ({reason}); moved it to {target.name}")
-    return 0, {"history": [], "best": None, "stopped": False}
+    return 0, {"history": [], "best": None, "stopped": False}, None
 
 
 def train_seed(job, init, config, seed: int, folder, log=None, trained=None) -> dict:
@@ -318,10 +355,11 @@ def train_seed(job, init, config, seed: int, folder, log=None, trained=None) -> 
         optimizer=finetuning_optimizer(model, config, steps), **job.compile_arguments(model)
     )
     model.optimizer.build(model.trainable_variables)
-    start, state = _resume(model, folder, log)
+    start, state, rng_states = _resume(model, folder, log)
     selection = None
     if start < config.epochs and not state.get("stopped"):
         selection = EpochSelection(job, folder, state, config.patience, log, config)
+        selection.rng_states = rng_states
         try:
             job.fit(model, config, seed, initial_epoch=start, callbacks=[selection])
         except BaseException:

@@ -66,7 +66,7 @@ def _tagged(n, seed):
     return out
 
 
-def _finetune(tmp_path, kind, vocab, make_init=scratch_init):
+def _finetune(tmp_path, kind, vocab, make_init=scratch_init, epochs=1):
     import electra_tf.finetuning.user_task as user_task
     from electra_tf.finetuning.user_task import finetune_files
 
@@ -98,7 +98,8 @@ def _finetune(tmp_path, kind, vocab, make_init=scratch_init):
     try:
         finetune_files(
             "scratch", train=train, dev=dev, columns=columns, kind=kind, output_dir=folder / "run",
-            overrides=("epochs=1", "learning_rate=1e-2", "batch_size=16", "max_seq_length=16"),
+            overrides=(f"epochs={epochs}", "learning_rate=1e-2", "batch_size=16",
+                       "max_seq_length=16"),
             progress=None,
         )  # fmt: skip
     finally:

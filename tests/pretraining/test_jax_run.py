@@ -30,6 +30,7 @@ import pytest
 from helpers import backend_child_env, cli_compile_cache, packed_with_vocabulary, set_flags
 from jax_runs import EVERY, JAX_FLAGS, STEPS, per_step_flops, run_args
 
+from electra_tf.cli import common as cli_common
 from electra_tf.cli import pretrain as pretrain_cli
 from electra_tf.config import ConfigError, load_recipe
 from electra_tf.pretraining import portable_checkpoint, portable_run
@@ -200,10 +201,10 @@ def test_a_backend_whose_library_is_missing_is_refused_in_one_sentence(monkeypat
     with pytest.raises(
         ConfigError, match=r"--backend jax needs the jax package.*electra-tf\[jax\]"
     ):
-        pretrain_cli.check_installed("jax")
-    pretrain_cli.check_installed("tensorflow")  # TensorFlow is what the package installs
+        cli_common.check_installed("jax")
+    cli_common.check_installed("tensorflow")  # TensorFlow is what the package installs
     monkeypatch.undo()
-    pretrain_cli.check_installed("jax")  # installed here (the test extra): nothing said
+    cli_common.check_installed("jax")  # installed here (the test extra): nothing said
 
 
 def test_backend_flag_runs_the_command_again_once_keras_is_loaded(monkeypatch):
@@ -217,9 +218,9 @@ def test_backend_flag_runs_the_command_again_once_keras_is_loaded(monkeypatch):
     monkeypatch.setenv("KERAS_BACKEND", "tensorflow")
     argv = ["pretrain", "--output-dir", "x", "--backend", "jax"]
     with pytest.raises(SystemExit):
-        pretrain_cli.select_backend("jax", argv)
+        cli_common.select_backend("jax", argv)
     assert calls == [(sys.executable, [sys.executable, "-m", "electra_tf.cli", *argv], "jax")]
-    pretrain_cli.select_backend("tensorflow", argv)  # this process's backend: nothing to do
+    cli_common.select_backend("tensorflow", argv)  # this process's backend: nothing to do
     assert len(calls) == 1
 
 
