@@ -22,6 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import keras
 import numpy as np
 
 from electra_tf.config import ConfigError
@@ -260,8 +261,8 @@ def finetune(
         request: what was asked (data files, columns, ...), recorded and checked on resume.
 
     Returns:
-        {"task", "init", "config", "train_examples", "eval_examples", "runs", "summary",
-        "kept", "model", "predictions", "seconds"}.
+        {"task", "init", "config", "backend" (Keras's), "train_examples", "eval_examples",
+        "runs", "summary", "kept", "model", "predictions", "seconds"}.
     """
     started = time.perf_counter()
     config = config.resolved(init.encoder_config["hidden_dim"], task.epochs)
@@ -292,6 +293,7 @@ def finetune(
         "task": task.name,
         "init": init.source,
         "config": dataclasses.asdict(config),
+        "backend": keras.config.backend(),
         "train_examples": len(splits["train"]),
         "eval_examples": {n: len(rows) for n, rows in splits.items() if n != "train"},
         "runs": runs,

@@ -51,6 +51,7 @@ def test_a_killed_fine_tune_resumes_on_the_backend_to_the_uninterrupted_run(fold
     resumed = json.loads((root / "killed" / "results.json").read_text())
     assert [r["history"] for r in resumed["runs"]] == [r["history"] for r in whole["runs"]]
     assert resumed["kept"] == whole["kept"] and len(whole["runs"][0]["history"]) == 3
+    assert resumed["backend"] == whole["backend"] == backend  # recorded in results.json
     seed = root / "killed" / "seeds" / "seed-1"
     assert not list(seed.glob("epoch-*")) and not list(seed.glob(".epoch-*"))
     with np.load(root / "kept.npz") as kept:
