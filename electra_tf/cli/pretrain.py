@@ -19,6 +19,13 @@ def add_parser(subparsers) -> None:
     )
     add_config_flags(parser, "tiny")
     parser.set_defaults(recipe=None)
+    _add_source_flags(parser)
+    _add_run_flags(parser)
+    parser.set_defaults(handler=run)
+
+
+def _add_source_flags(parser) -> None:
+    """Where the run starts from and what it reads: --init, --data or --text."""
     parser.add_argument(
         "--init",
         metavar="SOURCE",
@@ -55,6 +62,10 @@ def add_parser(subparsers) -> None:
         action="store_true",
         help="--text: keep case (cased vocabulary; default: the recorded casing, else uncased)",
     )
+
+
+def _add_run_flags(parser) -> None:
+    """The run folder, its length and batch, where and how it computes."""
     parser.add_argument("--output-dir", required=True, help="run folder: checkpoints, logs, config")
     parser.add_argument("--steps", type=int, help="total training steps (sets train.num_steps)")
     parser.add_argument("--batch-size", type=int, help="global batch size (sets train.batch_size)")
@@ -99,7 +110,6 @@ def add_parser(subparsers) -> None:
         "tensorflow); jax trains every objective and strategy and keeps its compiled steps "
         "in ~/.cache/electra-tf/jax (JAX_COMPILATION_CACHE_DIR: elsewhere)",
     )
-    parser.set_defaults(handler=run)
 
 
 def flag_overrides(args) -> list[str]:

@@ -175,11 +175,6 @@ def prepare_corpus(
             failed (disk full, read-only); the previous output is left as it was.
     """
     remote_output = is_remote(str(output_dir))  # Path() would make gs://b/out a folder "gs:"
-    if remote_output and runner == "local":
-        raise CorpusError(
-            f"--output-dir {output_dir} is on a remote filesystem; only --runner beam writes "
-            "there (or prepare into a local or shared folder)."
-        )
     started = time.perf_counter()
     output_dir = str(output_dir) if remote_output else Path(output_dir)
     strip = lower_case if strip_accents is None else strip_accents
@@ -189,16 +184,8 @@ def prepare_corpus(
         progress, deduplicate, max(1, int(workers)), chunk_bytes, runner, tuple(beam_options),
         vocab_learner,
     )  # fmt: skip
+    _check_runner(sources, output_dir, remote_output, runner, beam_options)
     _check_learner(plan)
-    if runner != "local":  # "beam", or a name checked there
-        from electra_tf.data.beam_prepare import check_output, check_runner
-
-        check_runner(runner, sources)
-        check_output(beam_options, output_dir)  # a cluster's workers never see a local folder
-    else:  # reads with `open`: a source made with remote=True may hold gs://... files
-        remote = [f for source in sources for f in getattr(source, "files", ()) if is_remote(f)]
-        if remote:
-            raise refusal(remote[0])
     if remote_output:
         from electra_tf.data.beam_output import prepare_version
 
@@ -214,6 +201,25 @@ def prepare_corpus(
     except OSError as error:  # the lock file itself could not be written
         raise _failure(error, output_dir) from None
     return dataclasses.replace(result, seconds=time.perf_counter() - started)
+
+
+def _check_runner(sources, output_dir, remote_output: bool, runner: str, beam_options) -> None:
+    """One sentence when the runner cannot read the sources or write `output_dir`: only
+    Beam writes to a remote filesystem, and reads remote files."""
+    if remote_output and runner == "local":
+        raise CorpusError(
+            f"--output-dir {output_dir} is on a remote filesystem; only --runner beam writes "
+            "there (or prepare into a local or shared folder)."
+        )
+    if runner != "local":  # "beam", or a name checked there
+        from electra_tf.data.beam_prepare import check_output, check_runner
+
+        check_runner(runner, sources)
+        check_output(beam_options, output_dir)  # a cluster's workers never see a local folder
+    else:  # reads with `open`: a source made with remote=True may hold gs://... files
+        remote = [f for source in sources for f in getattr(source, "files", ()) if is_remote(f)]
+        if remote:
+            raise refusal(remote[0])
 
 
 #: What a prepare folder holds; a folder with anything else is not replaced.
