@@ -60,6 +60,7 @@ from electra_tf.pretraining.portable_checkpoint import (
     read_variables,
     write_variables,
 )
+from electra_tf.pretraining.tensorflow_checkpoint import read_tensorflow_weights
 from electra_tf.tasks.optimizer import finetuning_optimizer
 
 __all__ = ["EpochSelection", "train_seed", "read_json", "better", "write_best", "collapse_warning"]
@@ -275,11 +276,9 @@ def _read_checkpoint(model, child: Path) -> dict | None:
     if is_portable(child):
         read_variables(model, child)
         return read_rng_states(child)
-    if backend.name() != "tensorflow":
-        raise ConfigError(
-            f"{child} was written by a fine-tuning run on TensorFlow; resume it with "
-            "--backend tensorflow, or fine-tune into a new --output-dir here."
-        )
+    if backend.name() != "tensorflow":  # a run started on TensorFlow, resumed here
+        read_tensorflow_weights(model, child, with_optimizer=True)
+        return None
     checkpoint_object(model).read(str(child / "ckpt")).assert_existing_objects_matched()
     return None
 

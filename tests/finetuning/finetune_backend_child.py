@@ -8,6 +8,9 @@ encoder, into FOLDER/<backend>/:
   would; a scratch folder of epoch 3 left behind), then run again (the resume);
 - `<kind>/run/` for every kind: test_round_trip.py's toy files (3 epochs) and
   test_question_answering.py's toy SQuAD files (`question_answering/`, dev as JSONL).
+- `FOLDER/resumed-<backend>/run/`, where the test left a copy of a TensorFlow run stopped
+  after its first epoch (dropout 0; its files in FOLDER): that run resumed here, to 3
+  epochs.
 Saves FOLDER/<backend>/kept.npz: the kept weights of `whole` and of `killed`.
 """
 
@@ -87,7 +90,14 @@ def question_answering(folder: Path) -> None:
         user_task.load_initialization = original
 
 
+#: The TensorFlow run resumed on each backend (test_finetune_backends.py): 3 epochs, no
+#: dropout (the backends' dropout masks differ).
+FROM_TENSORFLOW = ("epochs=3", "dropout=0.0")
+
+
 def main(folder: str) -> None:
+    files = [Path(folder) / name for name in ("vocab.txt", "train.csv", "dev.csv")]
+    _run(Path(folder) / f"resumed-{keras.config.backend()}", "run", *files, *FROM_TENSORFLOW)
     root = Path(folder) / keras.config.backend()
     root.mkdir(parents=True)
     killed_and_resumed(root)
