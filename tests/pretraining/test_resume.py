@@ -146,3 +146,12 @@ def test_a_mixed_float16_run_cut_while_its_loss_scale_calibrates_resumes_exactly
     assert a.keys() == b.keys() and len(a) > 100
     for key in a:  # weights, moments, the step counter and the loss scale
         np.testing.assert_array_equal(b[key], a[key], err_msg=key)
+
+
+def test_the_batches_read_are_the_steps_of_a_checkpoint_that_did_not_record_them(tmp_path):
+    from electra_tf.pretraining.checkpoint_checks import batches_read
+
+    (tmp_path / "state.json").write_text('{"step": 6}')  # written before 2026-11-30
+    assert batches_read(tmp_path) == 6
+    (tmp_path / "state.json").write_text('{"step": 6, "batches": 9}')  # three steps skipped
+    assert batches_read(tmp_path) == 9
