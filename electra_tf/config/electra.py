@@ -278,7 +278,7 @@ class TrainConfig:
     """Optimizer, schedule, distribution, precision and checkpointing."""
 
     batch_size: int = 128  # global batch, split across replicas
-    num_steps: int = 1_000_000
+    num_steps: int = 1_000_000  # batches read (a step mixed_float16 skips reads one)
     learning_rate: float = 5e-4
     warmup_steps: int = 10_000
     lr_decay_power: float = 1.0  # 1.0: linear decay to 0 at num_steps
