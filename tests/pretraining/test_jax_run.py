@@ -28,7 +28,7 @@ import time
 import numpy as np
 import pytest
 from helpers import backend_child_env, cli_compile_cache, packed_with_vocabulary, set_flags
-from jax_runs import EVERY, JAX_FLAGS, STEPS, per_step_flops, run_args
+from jax_runs import EVERY, JAX_FLAGS, SIZES, STEPS, per_step_flops, run_args
 
 from electra_tf.cli import common as cli_common
 from electra_tf.cli import pretrain as pretrain_cli
@@ -298,3 +298,29 @@ def test_a_compiled_program_cut_short_costs_a_compile_not_the_run(more_runs):
     a, _ = _variables(more_runs["straight"], STEPS)
     b, _ = _variables(out, STEPS)
     assert [key for key in a if not np.array_equal(a[key], b[key])] == []
+
+
+@pytest.mark.slow  # one more JAX child (three runs; the default suite's twin is TensorFlow's)
+def test_a_mixed_float16_jax_run_cut_while_its_loss_scale_calibrates_resumes_exactly(tmp_path):
+    """test_resume.py's mixed_float16 case on JAX (dropout 0.1: JAX's CPU compiles float16
+    attention only with it): eight batches straight, and cut after three (skipped steps,
+    the loss scale calibrating) then resumed, end on the same values, bit for bit."""
+    data = packed_with_vocabulary(tmp_path / "data", n=64)
+    values = dict(SIZES, **{"train.num_steps": 8, "train.warmup_steps": 0,
+                            "train.learning_rate": 1e-3, "train.checkpoint_every": 2,
+                            "model.dropout": 0.1})  # fmt: skip
+    common = ["pretrain", "--recipe", "tiny", "--data", data, "--batch-size", "4"]
+    common += ["--verbose", "0", "--precision", "mixed_float16", *set_flags(values)]
+    straight, cut = tmp_path / "straight", tmp_path / "cut"
+    commands = [
+        [*common, "--output-dir", str(straight)],
+        [*common, "--output-dir", str(cut), "--max-steps", "3"],
+        [*common, "--output-dir", str(cut)],
+    ]
+    _finish(_child(tmp_path / "out.npz", commands))
+    ends = [json.loads((run / "last_run.json").read_text())["step"] for run in (straight, cut)]
+    assert ends[0] == ends[1] > 0, ends
+    (a, _), (b, _) = _variables(straight, ends[0]), _variables(cut, ends[0])
+    assert a.keys() == b.keys() and len(a) > 100
+    for key in a:  # weights, seed states, moments, the step counter and the loss scale
+        np.testing.assert_array_equal(b[key], a[key], err_msg=key)
