@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from electra_tf.cli.common import print_json
+from electra_tf.cli.common import print_json, select_backend
 
 __all__ = ["add_parser"]
 
@@ -213,6 +213,9 @@ def _refuse_litert_flags(args) -> None:
 
 
 def run(args) -> int:
+    # Every export is written on TensorFlow (a SavedModel, LiteRT, the hub forms), whatever
+    # KERAS_BACKEND says: a run trained on JAX or PyTorch exports here as it is.
+    select_backend("tensorflow", getattr(args, "argv", sys.argv[1:]))
     from electra_tf.pretraining.checkpoint import load_pretrainer
     from electra_tf.serving.formats import export_model
     from electra_tf.tasks.initialization import source_kind

@@ -170,3 +170,25 @@ def test_the_backend_flag_runs_finetune_again_on_that_backend(monkeypatch, tmp_p
     with pytest.raises(SystemExit):
         main([*argv, "torch"])
     assert calls == [([sys.executable, "-m", "electra_tf.cli", *argv, "torch"], "torch")]
+
+
+def test_export_under_another_keras_backend_runs_on_tensorflow(folder, tmp_path, capsys):
+    """`electra-tf export` with KERAS_BACKEND=jax (a shell set up for training there) writes
+    the SavedModel on TensorFlow, which answers as the run's model does."""
+    run = folder / "jax" / "multi_label" / "run"
+    env = dict(os.environ, KERAS_BACKEND="jax", TF_CPP_MIN_LOG_LEVEL="3")
+    command = [sys.executable, "-m", "electra_tf.cli", "export", "--checkpoint", str(run)]
+    done = subprocess.run(
+        [*command, "--out", str(tmp_path / "export")], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    written = json.loads(done.stdout[done.stdout.index("{") :])["written"]
+    texts = ["the food was good", "bad slow food", "ada met bob in rome"]
+    answers = []
+    for model in (run, written):
+        capsys.readouterr()
+        assert main(["predict", "--model", str(model), *texts]) == 0
+        answers.append([json.loads(line) for line in capsys.readouterr().out.splitlines()])
+    assert len(answers[1]) == len(texts)
+    for ours, theirs in zip(*answers, strict=True):
+        _close(theirs, ours, "export")
