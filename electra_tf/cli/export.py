@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 
@@ -213,9 +214,11 @@ def _refuse_litert_flags(args) -> None:
 
 
 def run(args) -> int:
-    # Every export is written on TensorFlow (a SavedModel, LiteRT, the hub forms), whatever
-    # KERAS_BACKEND says: a run trained on JAX or PyTorch exports here as it is.
-    select_backend("tensorflow", getattr(args, "argv", sys.argv[1:]))
+    # Exports are written on TensorFlow (a SavedModel, LiteRT, the hub forms) whatever
+    # KERAS_BACKEND says, so a run trained on JAX or PyTorch exports as it is; where
+    # TensorFlow is not installed, the forms that need it are refused in one sentence.
+    if importlib.util.find_spec("tensorflow") is not None:
+        select_backend("tensorflow", getattr(args, "argv", sys.argv[1:]))
     from electra_tf.pretraining.checkpoint import load_pretrainer
     from electra_tf.serving.formats import export_model
     from electra_tf.tasks.initialization import source_kind
