@@ -49,8 +49,8 @@ def add_parser(subparsers) -> None:
         "--backend",
         choices=BACKENDS,
         help="Keras backend to train on (sets KERAS_BACKEND; default: KERAS_BACKEND, else "
-        "tensorflow); a run on jax or torch keeps its epochs as variables.npz and resumes on "
-        "its own backend; export its model with the default, tensorflow",
+        "tensorflow); a run on jax or torch keeps its epochs as variables.npz and resumes "
+        "bit-identically there; `electra-tf export` writes its model on tensorflow",
     )
     parser.set_defaults(handler=run)
 
