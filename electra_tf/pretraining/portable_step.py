@@ -82,6 +82,30 @@ def _finite_verdict(loss, grads):
     return ops.cast(finite, "float32")
 
 
+def _next_scale(scale, counter, applied, growth_steps: int):
+    """Dynamic loss scaling's (scale, counter) after a step, TensorFlow's rule: an applied
+    step counts, and the `growth_steps`-th in a row doubles the scale; a skipped one halves
+    it, down to `MIN_LOSS_SCALE`, and restarts the count."""
+    grow = ops.logical_and(applied, ops.equal(counter, growth_steps - 1))
+    scale = ops.where(
+        applied, ops.where(grow, scale * 2.0, scale), ops.maximum(scale * 0.5, MIN_LOSS_SCALE)
+    )
+    counter = ops.where(
+        ops.logical_and(applied, ops.logical_not(grow)), counter + 1, ops.zeros_like(counter)
+    )
+    return scale, counter
+
+
+def _scaled_verdict(scale, applied, moments):
+    """A loss-scaled step's verdict (float32 1.0 or 0.0), as on TensorFlow: false for a skip
+    with the scale (`scale`, before the step) already at its floor, or a non-finite moment."""
+    finite = [ops.all(ops.isfinite(m)) for m in moments]
+    moments_finite = ops.all(ops.stack(finite)) if finite else ops.convert_to_tensor(True)
+    at_floor = ops.less_equal(scale, MIN_LOSS_SCALE)
+    verdict = ops.logical_and(moments_finite, ops.logical_or(applied, ops.logical_not(at_floor)))
+    return ops.cast(verdict, "float32")
+
+
 class PortableSteps:
     """`ElectraPretrainer`'s train and test steps for the JAX and PyTorch backends."""
 
@@ -211,22 +235,11 @@ class PortableSteps:
         trainable = [ops.where(applied, n, o) for n, o in pairs]
         pairs = zip(new_values, optimizer_values, strict=True)
         new_values = [ops.where(applied, n, o) for n, o in pairs]
-        grow = ops.logical_and(applied, ops.equal(counter, optimizer.dynamic_growth_steps - 1))
-        new_values[own] = ops.where(
-            applied,
-            ops.where(grow, scale * 2.0, scale),
-            ops.maximum(scale * 0.5, MIN_LOSS_SCALE),
+        new_values[own], new_values[counter_at] = _next_scale(
+            scale, counter, applied, optimizer.dynamic_growth_steps
         )
-        new_values[counter_at] = ops.where(
-            ops.logical_and(applied, ops.logical_not(grow)), counter + 1, ops.zeros_like(counter)
-        )
-        moments = [ops.all(ops.isfinite(new_values[i])) for i in moment_at]
-        moments_finite = ops.all(ops.stack(moments)) if moments else ops.convert_to_tensor(True)
-        at_floor = ops.less_equal(scale, MIN_LOSS_SCALE)
-        verdict = ops.logical_and(
-            moments_finite, ops.logical_or(applied, ops.logical_not(at_floor))
-        )
-        return trainable, new_values, ops.cast(verdict, "float32")
+        verdict = _scaled_verdict(scale, applied, [new_values[i] for i in moment_at])
+        return trainable, new_values, verdict
 
     def _torch_loss_and_gradients(self, batch, training):
         """(`StepOutput`, gradients of the trainable variables, None where the objective
@@ -305,19 +318,17 @@ class PortableSteps:
         inner = optimizer.inner_optimizer
         scale = ops.convert_to_tensor(optimizer.dynamic_scale)
         counter = ops.convert_to_tensor(optimizer.step_counter)
-        if not bool(ops.convert_to_numpy(finite)):
-            at_floor = float(ops.convert_to_numpy(scale)) <= MIN_LOSS_SCALE
-            optimizer.dynamic_scale.assign(ops.maximum(scale * 0.5, MIN_LOSS_SCALE))
-            optimizer.step_counter.assign(ops.zeros_like(counter))
-            return ops.convert_to_tensor(0.0 if at_floor else 1.0)
-        unscaled = [None if g is None else g / ops.cast(scale, g.dtype) for g in grads]
-        inner.apply(*_present(unscaled, self.trainable_variables))
-        grow = int(ops.convert_to_numpy(counter)) == optimizer.dynamic_growth_steps - 1
-        optimizer.dynamic_scale.assign(scale * 2.0 if grow else scale)
-        optimizer.step_counter.assign(ops.zeros_like(counter) if grow else counter + 1)
+        applied = ops.cast(finite, "bool")
+        if bool(ops.convert_to_numpy(applied)):  # eager: a skipped step touches nothing
+            unscaled = [None if g is None else g / ops.cast(scale, g.dtype) for g in grads]
+            inner.apply(*_present(unscaled, self.trainable_variables))
+        next_scale, next_counter = _next_scale(
+            scale, counter, applied, optimizer.dynamic_growth_steps
+        )
+        optimizer.dynamic_scale.assign(next_scale)
+        optimizer.step_counter.assign(next_counter)
         moments = [*getattr(inner, "_momentums", []), *getattr(inner, "_velocities", [])]
-        finite_moments = all(bool(ops.convert_to_numpy(ops.all(ops.isfinite(m)))) for m in moments)
-        return ops.convert_to_tensor(1.0 if finite_moments else 0.0)
+        return _scaled_verdict(scale, applied, [m.value for m in moments])
 
     # Evaluation --------------------------------------------------------------------------------
 
