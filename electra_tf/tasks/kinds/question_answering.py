@@ -54,6 +54,19 @@ from electra_tf.tasks.registry import register_kind
 __all__ = ["QuestionAnswering", "read_questions"]
 
 
+def _rows_product(value, kernel):
+    """`value @ kernel` over `value`'s last axis, as one 2-D product of its rows.
+
+    Never a batched product of a `[W, K, L, D]` tensor and a 2-D kernel: with K = 1 (a joint
+    head's `beam_size=1`), TensorFlow 2.20's oneDNN batched matmul overruns its buffers on
+    AVX-512 CPUs and corrupts the heap (tensorflow/tensorflow#117700).
+    """
+    import tensorflow as tf
+
+    rows = tf.matmul(tf.reshape(value, [-1, value.shape[-1]]), kernel)
+    return tf.reshape(rows, tf.concat([tf.shape(value)[:-1], [rows.shape[-1]]], 0))
+
+
 @register_kind
 class QuestionAnswering(Kind):
     """Answers as spans of the context with `ElectraQuestionAnswerer` (see the module
@@ -270,7 +283,7 @@ class QuestionAnswering(Kind):
         x = tf.reshape(sequence, [shape[0], shape[1], sequence.shape[-1]])  # empty batches too
 
         def dense(layer, value):
-            return tf.nn.bias_add(tf.matmul(value, layer.kernel), layer.bias)
+            return tf.nn.bias_add(_rows_product(value, layer.kernel), layer.bias)
 
         hidden = tf.nn.gelu(dense(model.answer_hidden, x[:, 0, :]), approximate=False)
         start = tf.squeeze(dense(model.start_dense, x), -1)
@@ -283,8 +296,8 @@ class QuestionAnswering(Kind):
         beam = tf.minimum(model.beam_size, tf.shape(start)[1])
         _, starts = tf.math.top_k(start + penalty, beam)  # [W, K]
         kernel, half = model.end_hidden.kernel, model.encoder.hidden_dim
-        tokens = tf.matmul(x, kernel[:half])[:, None, :, :]  # [W, 1, L, D]
-        chosen = tf.matmul(tf.gather(x, starts, batch_dims=1), kernel[half:])[:, :, None, :]
+        tokens = _rows_product(x, kernel[:half])[:, None, :, :]  # [W, 1, L, D]
+        chosen = _rows_product(tf.gather(x, starts, batch_dims=1), kernel[half:])[:, :, None, :]
         features = tf.nn.gelu(tokens + chosen + model.end_hidden.bias, approximate=False)
         out["end_logits"] = tf.squeeze(dense(model.end_dense, features), -1)  # [W, K, L]
         out["start_candidates"] = starts
