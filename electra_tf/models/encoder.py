@@ -180,11 +180,35 @@ def first_position(layer, x, padding_mask, training=None):
         raise ValueError("first_position takes post-LayerNorm blocks (normalize_first=False).")
     mask = None if padding_mask is None else keras.ops.expand_dims(padding_mask, 1)
     residual = x[:, :1, :]
-    y = layer._self_attention_layer(
-        query=residual, value=x, key=x, attention_mask=mask, training=training
-    )
+    y = _attention_from_one_query(layer._self_attention_layer, residual, x, mask, training)
     y = layer._self_attention_layer_norm(
         layer._self_attention_dropout(y, training=training) + residual
     )
     z = layer._feedforward_output_dense(layer._feedforward_intermediate_dense(y))
     return layer._feedforward_layer_norm(layer._feedforward_dropout(z, training=training) + y)
+
+
+def _attention_from_one_query(attention, query, x, mask, training):
+    """`attention(query=query, value=x, key=x, ...)` for a query of one position, `[B, 1, H]`.
+
+    The scores and the weighted sum of values are elementwise products summed, not
+    einsums: as einsums their gradients are batched products over the query's length,
+    1 here, and TensorFlow 2.20's oneDNN matmul writes past its buffers on such a
+    product on AVX-512 CPUs (a 16-float column at a 64-byte stride, caught corrupting
+    the heap in a classifier's training step; docs/results/onednn-matmul.md). The sums
+    run in float32 whatever the layer's dtype. Same maths as keras's `_compute_attention`.
+    """
+    ops = keras.ops
+    dtype = attention.compute_dtype
+    q = attention._query_dense(query)  # [B, 1, N, Dh]
+    k = attention._key_dense(x)  # [B, S, N, Dh]
+    v = attention._value_dense(x)
+    q = ops.multiply(q, ops.cast(attention._inverse_sqrt_key_dim, q.dtype))
+    scores = ops.sum(ops.cast(q, "float32") * ops.cast(k, "float32"), axis=-1)  # [B, S, N]
+    scores = ops.expand_dims(ops.transpose(scores, (0, 2, 1)), 2)  # [B, N, 1, S]
+    probabilities = attention._masked_softmax(ops.cast(scores, dtype), mask)
+    if attention._dropout > 0:
+        probabilities = attention._dropout_layer(probabilities, training=training)
+    weights = ops.expand_dims(ops.transpose(probabilities[:, :, 0, :], (0, 2, 1)), -1)
+    context = ops.sum(ops.cast(weights, "float32") * ops.cast(v, "float32"), 1, keepdims=True)
+    return attention._output_dense(ops.cast(context, dtype))  # [B, 1, H]
