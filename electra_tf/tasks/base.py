@@ -35,6 +35,7 @@ import numpy as np
 from electra_tf.data.batching import batch_dataset, ordered_batches, pad_batch, row_lengths
 from electra_tf.tasks.config import RECIPES, FinetuneConfig
 from electra_tf.tasks.optimizer import finetuning_optimizer, finetuning_schedule
+from electra_tf.tasks.text_classifier_preprocessor import length_multiple
 
 __all__ = [
     "TaskModel",
@@ -167,11 +168,14 @@ class TaskModel:
         return bool(group_by_length)
 
     def packed_batch_multiple(self) -> int:
-        """What batch lengths are rounded up to: 1, or the full length with `pad_to="max"`."""
+        """What batch lengths are rounded up to: 1, or the full length with `pad_to="max"`,
+        or on JAX a quarter of it (`length_multiple`: XLA compiles each length anew)."""
         preprocessor = getattr(self, "preprocessor", None)
-        if preprocessor is not None and preprocessor.pad_to == "max":
+        if preprocessor is None:
+            return 1
+        if preprocessor.pad_to == "max":
             return int(preprocessor.sequence_length)
-        return 1
+        return length_multiple(preprocessor.sequence_length)
 
     def fit_packed(
         self, features: dict, targets, *, batch_size: int, epochs: int, initial_epoch: int = 0,

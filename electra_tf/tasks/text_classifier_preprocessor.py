@@ -18,11 +18,26 @@ __all__ = [
     "WordPiecePreprocessor",
     "PAD_TO",
     "VOCABULARY_ASSET",
+    "length_multiple",
 ]
 
 PAD_TO = ("longest", "max")
 VOCABULARY_ASSET = "vocabulary.txt"
 INPUTS = ("token_ids", "padding_mask", "segment_ids")
+
+
+def _backend() -> str:
+    return keras.config.backend()
+
+
+def length_multiple(sequence_length: int) -> int:
+    """What packed batches' lengths are rounded up to: 1 on TensorFlow and PyTorch, where a
+    new length costs nothing; on JAX, where each new length is a new program for XLA to
+    compile, a quarter of `sequence_length` (a multiple of 8): at most four lengths per
+    batch size (32 of 128, 128 of 512)."""
+    if _backend() != "jax":
+        return 1
+    return min(int(sequence_length), -(-int(sequence_length) // 32) * 8)
 
 
 def _as_strings(texts) -> tf.Tensor:
@@ -79,11 +94,15 @@ class WordPiecePreprocessor(keras.layers.Layer):
         return self.tokenizer.vocabulary
 
     def cut_to_longest(self, packed: dict, names) -> dict:
-        """With `pad_to="longest"`, `names` cut to the batch's longest row, rounded up to 8."""
+        """With `pad_to="longest"`, `names` cut to the batch's longest row, rounded up to
+        8, or `length_multiple` where that is more (JAX)."""
         if self.pad_to != "longest":
             return packed
+        multiple = max(8, length_multiple(self.sequence_length))
         longest = tf.reduce_max(tf.reduce_sum(packed["padding_mask"], axis=1))
-        width = tf.minimum(self.sequence_length, (tf.maximum(longest, 1) + 7) // 8 * 8)
+        width = tf.minimum(
+            self.sequence_length, (tf.maximum(longest, 1) + multiple - 1) // multiple * multiple
+        )
         return {k: v[:, :width] if k in names else v for k, v in packed.items()}
 
     def save_assets(self, dir_path):
@@ -120,8 +139,9 @@ class ElectraTextClassifierPreprocessor(WordPiecePreprocessor):
         sequence_length: the longest packed input; longer inputs are truncated
             (a pair longest-first, as BERT does).
         pad_to: "longest" pads each batch to its longest row, rounded up to a multiple of
-            8 (fast on CPUs and GPUs); "max" always pads to `sequence_length` (the static
-            shape XLA and TPUs want).
+            8 (fast on CPUs and GPUs; on JAX of a quarter of `sequence_length`, so XLA
+            compiles a few lengths, see `length_multiple`); "max" always pads to
+            `sequence_length` (the static shape XLA and TPUs want).
         **kwargs: passed to `keras.layers.Layer`.
 
     Call arguments:

@@ -199,3 +199,30 @@ def test_from_source_builds_the_encoder_and_a_preprocessor_of_its_vocabulary(tmp
     )
     assert tagger.preprocessor.sequence_length == 16 and tagger.preprocessor.pad_to == "longest"
     assert len(tagger.predict_labels(["ada good"])[0]["tags"]) == 2
+
+
+def test_on_jax_longest_rounds_batch_lengths_up_to_a_quarter_of_the_full_length(monkeypatch):
+    """XLA compiles a program for each new batch length: on JAX (the backend's name faked
+    here) "longest" rounds every batch length up to a quarter of `sequence_length`, in
+    `predict`, in packed batches and in the preprocessor's own cut; elsewhere it is 1
+    (the longest row) in packed batches and 8 in the preprocessor."""
+    from electra_tf.tasks import text_classifier_preprocessor as preprocessing
+
+    texts = ["good", "the movie was very good and the plot was fine and good and fine fine"]
+    lengths = {}
+    for backend in ("tensorflow", "jax"):
+        monkeypatch.setattr(preprocessing, "_backend", lambda backend=backend: backend)
+        model = _classifier(labels=["neg", "pos"], sequence_length=64)
+        forward, seen = model.inference_function(), []
+
+        def spy(inputs, forward=forward, seen=seen):
+            seen.append(int(inputs["token_ids"].shape[1]))
+            return forward(inputs)
+
+        object.__setattr__(model, "_inference_function", spy)
+        model.predict(texts, batch_size=1)
+        cut = [int(model.preprocessor([text])["token_ids"].shape[1]) for text in texts]
+        lengths[backend] = (model.packed_batch_multiple(), sorted(seen), cut)
+    assert lengths["tensorflow"] == (1, [3, 17], [8, 24])
+    assert lengths["jax"] == (16, [16, 32], [16, 32])
+    assert [preprocessing.length_multiple(n) for n in (32, 100, 128, 512)] == [8, 32, 32, 128]
