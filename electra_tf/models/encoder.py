@@ -193,10 +193,10 @@ def _attention_from_one_query(attention, query, x, mask, training):
 
     The scores and the weighted sum of values are elementwise products summed, not
     einsums: as einsums their gradients are batched products over the query's length,
-    1 here, and TensorFlow 2.20's oneDNN matmul writes past its buffers on such a
-    product on AVX-512 CPUs (a 16-float column at a 64-byte stride, caught corrupting
-    the heap in a classifier's training step; docs/results/onednn-matmul.md). The sums
-    run in float32 whatever the layer's dtype. Same maths as keras's `_compute_attention`.
+    1 here, whose operand TensorFlow 2.20's oneDNN matmul was caught writing outside its
+    buffers on an AVX-512 Intel CPU with AMX (at a 64-byte stride, corrupting the heap in
+    a classifier's training step; docs/results/onednn-matmul.md). The sums run in
+    float32 whatever the layer's dtype. Same maths as keras's `_compute_attention`.
     """
     ops = keras.ops
     dtype = attention.compute_dtype
