@@ -98,7 +98,9 @@ class FinetuneConfig:
     seeds: int = _field(1, "fine-tunings from the same initialization")
     patience: int = _field(0, "stop after N epochs without a better dev score; 0: never")
     group_by_length: bool | None = _field(None, "batch rows of similar length together")
-    pad_to: str = _field("longest", "longest (per batch) or max (one shape: XLA, TPUs)")
+    pad_to: str = _field(
+        "longest", "longest (per batch; on JAX in quarters of the length) or max (one shape)"
+    )
     max_train_examples: int = _field(0, "train on a random N rows; 0: all")
     eval_batch_size: int = _field(128, "examples per scoring step")
     doc_stride: int = _field(128, "QA: window stride over long contexts (tokens)")
