@@ -4,7 +4,7 @@ import json, sys, time
 import keras, numpy as np
 from electra_tf.bench.finetune import FinetuneBenchOptions, workload
 from electra_tf import ElectraTextClassifier
-opts = FinetuneBenchOptions(data_dir="/tmp/intel/data")
+opts = FinetuneBenchOptions(data_dir=__import__("os").environ.get("PROBE_DATA", "/tmp/intel/data"))
 encoder, splits, labels, _ = workload(opts)
 texts = [t for t, _ in splits["train"]]; y = [labels[l] for _, l in splits["train"]]
 keras.utils.set_random_seed(0)
