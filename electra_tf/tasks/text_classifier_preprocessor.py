@@ -12,6 +12,7 @@ import tensorflow as tf
 from electra_tf.data.inputs import pack_inputs
 from electra_tf.data.tokenizer import ElectraTokenizer
 from electra_tf.data.vocabulary import read_vocabulary
+from electra_tf.ops import backend
 
 __all__ = [
     "ElectraTextClassifierPreprocessor",
@@ -26,8 +27,7 @@ VOCABULARY_ASSET = "vocabulary.txt"
 INPUTS = ("token_ids", "padding_mask", "segment_ids")
 
 
-def _backend() -> str:
-    return keras.config.backend()
+_backend = backend.name  # read at each call, so a test can name another backend here
 
 
 def length_multiple(sequence_length: int) -> int:
