@@ -14,4 +14,4 @@ fi
 electra-tf bench serving --run "$WORK/run" --work "$WORK/work" --rounds 3 --calls 200 --timed-batches 10 \
   --impls saved_model,saved_model_bf16,onnxruntime,onnxruntime_int8,litert_int8 \
   --out "$HERE/serving.jsonl"
-WORK="$WORK/work" RUN="$WORK/run" python "$HERE/../serving-bf16const-2026-11-29/agree.py" > "$HERE/agree.json"
+RUN="$WORK/run" WORK="$WORK/work" python "$HERE/../serving-bf16const-2026-11-29/agree.py" > "$HERE/agree.json"
