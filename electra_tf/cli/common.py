@@ -143,7 +143,8 @@ def check_installed(backend: str | None) -> None:
 def use_backend(args, command: str, before_keras=None) -> None:
     """`--backend` (or KERAS_BACKEND) made this command's Keras backend, before Keras loads
     (`before_keras(args)` runs just before it does); one sentence for a backend that is not
-    installed or that `command` does not run on."""
+    installed or that `command` does not run on. On JAX, compiled programs are kept on disk
+    (`jax_compile_cache`)."""
     from electra_tf.config import ConfigError
 
     check_installed(args.backend or os.environ.get("KERAS_BACKEND"))
@@ -157,3 +158,6 @@ def use_backend(args, command: str, before_keras=None) -> None:
             f"electra-tf {command} runs on the TensorFlow, JAX and PyTorch backends (KERAS_BACKEND "
             f"is {keras.config.backend()!r}); pass --backend tensorflow, jax or torch."
         )
+    from electra_tf.ops.backend import jax_compile_cache
+
+    jax_compile_cache()  # on JAX: a repeated run, a resume or the next seed skips the compile

@@ -143,9 +143,6 @@ def host_devices(args) -> None:
 def run(args) -> int:
     use_backend(args, "pretrain", before_keras=host_devices)
     from electra_tf.config import ConfigError, load_recipe
-    from electra_tf.ops.backend import jax_compile_cache
-
-    jax_compile_cache()
     from electra_tf.pretraining.run import (
         config_for_data,
         config_for_vocabulary,

@@ -288,6 +288,24 @@ def test_a_jax_run_keeps_its_compiled_steps_in_the_cache_folder(runs):
     assert any(path.stat().st_size > 10_000 for path in entries)
 
 
+def test_finetune_and_pretrain_on_jax_keep_compiled_programs_in_one_folder(tmp_path):
+    """Both commands choose their Keras backend in `use_backend`, which on JAX points JAX's
+    persistent cache at $XDG_CACHE_HOME/electra-tf/jax, so a fine-tune's next seed or a
+    repeated run reads its programs from disk (checked in a child on JAX)."""
+    code = (
+        "import argparse; from electra_tf.cli.common import use_backend; import jax\n"
+        "for command in ('finetune', 'pretrain'):\n"
+        "    jax.config.update('jax_compilation_cache_dir', None)\n"
+        "    use_backend(argparse.Namespace(backend=None, argv=[]), command)\n"
+        "    print(command, jax.config.jax_compilation_cache_dir)"
+    )
+    env = cli_compile_cache(backend_child_env("jax", JAX_FLAGS), tmp_path)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    folder = tmp_path / "electra-tf" / "jax"
+    assert done.stdout.splitlines() == [f"finetune {folder}", f"pretrain {folder}"]
+
+
 def test_the_compile_cache_is_left_alone_off_jax_and_when_jax_is_told():
     """This process runs TensorFlow: no folder is chosen. On JAX, a folder JAX was given
     wins over the default (checked in a child: JAX cannot be switched in here)."""
