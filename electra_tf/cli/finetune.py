@@ -50,7 +50,9 @@ def add_parser(subparsers) -> None:
         choices=BACKENDS,
         help="Keras backend to train on (sets KERAS_BACKEND; default: KERAS_BACKEND, else "
         "tensorflow); a run on jax or torch keeps its epochs as variables.npz and resumes "
-        "bit-identically there; `electra-tf export` writes its model on tensorflow",
+        "bit-identically there; jax keeps its compiled programs in ~/.cache/electra-tf/jax "
+        "(JAX_COMPILATION_CACHE_DIR: elsewhere); `electra-tf export` writes its model on "
+        "tensorflow",
     )
     parser.set_defaults(handler=run)
 
