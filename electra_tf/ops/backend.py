@@ -57,7 +57,7 @@ def tensorflow():
 def jax_compile_cache() -> str | None:
     """On JAX, keeps compiled steps on disk so that a resumed or repeated run, or the next
     seed of a fine-tune, skips the compile (ELECTRA-Small's step: 1-2 minutes on an H200,
-    about 20 s on 2 CPU cores; a MiniLM fine-tune's programs, 15-30 s here).
+    about 20 s on 2 CPU cores; a MiniLM fine-tune's training step, about 5 s there).
 
     JAX's own setting (JAX_COMPILATION_CACHE_DIR, or `jax.config`) wins; else
     `$XDG_CACHE_HOME/electra-tf/jax` (`~/.cache/...`), which grows by one file per new
