@@ -201,6 +201,28 @@ def test_from_source_builds_the_encoder_and_a_preprocessor_of_its_vocabulary(tmp
     assert len(tagger.predict_labels(["ada good"])[0]["tags"]) == 2
 
 
+def test_every_layer_of_a_new_task_model_is_built_so_keras_predicts_compiled_only(tmp_path):
+    """Keras's `predict_on_batch`, which `predict` uses on JAX and PyTorch, first runs the
+    whole model eagerly whenever a layer is not built (a preprocessor never called as a
+    layer was not): a second, op-by-op forward pass per batch, `predict` 2.5x slower on
+    JAX (docs/results/backends.md). Every kind's model is built as made and as loaded."""
+    from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
+    from electra_tf.tasks.question_answerer import ElectraQuestionAnswerer
+
+    vocab = str(write_vocabulary([*SPECIAL_TOKENS, "good", "bad"], tmp_path / "vocab.txt"))
+    models = [
+        ElectraTextClassifier.from_source("scratch:tiny", labels=["n", "p"], vocab_file=vocab),
+        ElectraTokenClassifier.from_source("scratch:tiny", ["O", "B-X"], vocab_file=vocab),
+        ElectraQuestionAnswerer.from_source("scratch:tiny", sequence_length=32, vocab_file=vocab),
+    ]
+    path = tmp_path / "text.keras"
+    models[0].save(path)
+    models.append(keras.saving.load_model(path))
+    for model in models:
+        assert [layer.name for layer in model._flatten_layers() if not layer.built] == []
+        assert model.preprocessor.built
+
+
 def test_on_jax_longest_rounds_batch_lengths_up_to_a_quarter_of_the_full_length(monkeypatch):
     """XLA compiles a program for each new batch length: on JAX (the backend's name faked
     here) "longest" rounds every batch length up to a quarter of `sequence_length`, in
