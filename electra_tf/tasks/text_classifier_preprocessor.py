@@ -66,8 +66,8 @@ class WordPiecePreprocessor(keras.layers.Layer):
         self._convert_input_args = False
         self._allow_non_tensor_positional_args = True
         # Nothing to build (no weights). Left unbuilt until first called, it would make
-        # Keras's `predict_on_batch` on JAX and PyTorch run the whole model eagerly before
-        # each compiled batch (its check that every layer is built): 2.5x slower `predict`.
+        # Keras's `predict_on_batch` on JAX run the whole model eagerly before each
+        # compiled batch (its check that every layer is built): 2.6x slower `predict`.
         self.built = True
         if pad_to not in PAD_TO:
             raise ValueError(f"pad_to must be one of {PAD_TO}, got {pad_to!r}.")

@@ -202,10 +202,10 @@ def test_from_source_builds_the_encoder_and_a_preprocessor_of_its_vocabulary(tmp
 
 
 def test_every_layer_of_a_new_task_model_is_built_so_keras_predicts_compiled_only(tmp_path):
-    """Keras's `predict_on_batch`, which `predict` uses on JAX and PyTorch, first runs the
-    whole model eagerly whenever a layer is not built (a preprocessor never called as a
-    layer was not): a second, op-by-op forward pass per batch, `predict` 2.5x slower on
-    JAX (docs/results/backends.md). Every kind's model is built as made and as loaded."""
+    """Keras's JAX `predict_on_batch`, which `predict` uses there, first runs the whole
+    model eagerly whenever a layer is not built (a preprocessor never called as a layer
+    was not): a second, op-by-op forward pass per batch, `predict` 2.6x slower
+    (docs/results/backends.md). Every kind's model is built as made and as loaded."""
     from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
     from electra_tf.tasks.question_answerer import ElectraQuestionAnswerer
 
