@@ -114,51 +114,7 @@ def run(args) -> int:
 
     if bool(args.task) == bool(args.train):
         raise ConfigError("Give either --task NAME or your own --train and --dev files.")
-    if args.task:
-        from electra_tf.finetuning.run import finetune_task
-
-        report = finetune_task(
-            args.task,
-            args.init,
-            recipe=args.recipe,
-            overrides=_overrides(args),
-            vocab_file=args.vocab_file,
-            data_dir=args.data_dir,
-            movie_file=args.data,
-            fetch_dir=Path(args.cache_dir) / "corpora" if args.fetch else None,
-            tfds=args.tfds,
-            tfds_data_dir=args.tfds_data_dir,
-            output_dir=args.output_dir or f"runs/finetune-{args.task}",
-        )
-    else:
-        from electra_tf.datasets.files import Columns
-        from electra_tf.finetuning.user_task import finetune_files
-
-        if not args.dev:
-            raise ConfigError("--train needs a --dev file: it chooses the epoch and the model.")
-        report = finetune_files(
-            args.init,
-            train=args.train,
-            dev=args.dev,
-            test=args.test,
-            columns=Columns(
-                args.text_column,
-                args.text_pair_column,
-                args.label_column,
-                args.format,
-                args.label_delimiter,
-                args.question_column,
-                args.context_column,
-                args.answer_column,
-                args.answer_start_column,
-            ),
-            kind="regression" if args.regression else args.kind,
-            labels=args.labels.split(",") if args.labels else None,
-            recipe=args.recipe,
-            overrides=_overrides(args),
-            vocab_file=args.vocab_file,
-            output_dir=args.output_dir,
-        )
+    report = _named_task(args) if args.task else _own_files(args)
     print_json(
         {
             "task": report["task"],
@@ -172,3 +128,55 @@ def run(args) -> int:
         }
     )
     return 0
+
+
+def _named_task(args) -> dict:
+    """`--task NAME`: a paper task or the movie reviews, from their files or TFDS."""
+    from electra_tf.finetuning.run import finetune_task
+
+    return finetune_task(
+        args.task,
+        args.init,
+        recipe=args.recipe,
+        overrides=_overrides(args),
+        vocab_file=args.vocab_file,
+        data_dir=args.data_dir,
+        movie_file=args.data,
+        fetch_dir=Path(args.cache_dir) / "corpora" if args.fetch else None,
+        tfds=args.tfds,
+        tfds_data_dir=args.tfds_data_dir,
+        output_dir=args.output_dir or f"runs/finetune-{args.task}",
+    )
+
+
+def _own_files(args) -> dict:
+    """`--train F --dev F`: the user's labelled files, their columns named by the flags."""
+    from electra_tf.config import ConfigError
+    from electra_tf.datasets.files import Columns
+    from electra_tf.finetuning.user_task import finetune_files
+
+    if not args.dev:
+        raise ConfigError("--train needs a --dev file: it chooses the epoch and the model.")
+    return finetune_files(
+        args.init,
+        train=args.train,
+        dev=args.dev,
+        test=args.test,
+        columns=Columns(
+            args.text_column,
+            args.text_pair_column,
+            args.label_column,
+            args.format,
+            args.label_delimiter,
+            args.question_column,
+            args.context_column,
+            args.answer_column,
+            args.answer_start_column,
+        ),
+        kind="regression" if args.regression else args.kind,
+        labels=args.labels.split(",") if args.labels else None,
+        recipe=args.recipe,
+        overrides=_overrides(args),
+        vocab_file=args.vocab_file,
+        output_dir=args.output_dir,
+    )
