@@ -23,7 +23,10 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-__all__ = ["epoch_batches", "pad_batch", "batch_dataset", "ordered_batches", "row_lengths"]
+__all__ = [
+    "epoch_batches", "pad_batch", "batch_dataset", "ordered_batches", "row_lengths",
+    "rounded_rows",
+]  # fmt: skip
 
 
 def row_lengths(padding_mask) -> np.ndarray:
@@ -74,6 +77,24 @@ def ordered_batches(lengths, batch_size: int) -> list[np.ndarray]:
     """Batches of rows sorted by length, for prediction (undo with the concatenated indices)."""
     order = np.argsort(np.asarray(lengths), kind="stable")
     return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+
+
+def rounded_rows(index, batch_size: int) -> np.ndarray:
+    """`index` with its last row repeated up to the next power of two rows (at most
+    `batch_size`): where each shape is compiled anew (XLA), batches of any size then reuse
+    at most `log2(batch_size) + 1` row counts; one row stays one row.
+
+    Example:
+
+    >>> rounded_rows(np.array([4, 9, 2]), batch_size=32).tolist()
+    [4, 9, 2, 2]
+    >>> rounded_rows(np.arange(20), batch_size=24).shape
+    (24,)
+    """
+    index = np.asarray(index)
+    rows = len(index)
+    target = min(max(int(batch_size), rows), 1 << max(rows - 1, 0).bit_length())
+    return np.concatenate([index, np.repeat(index[-1:], target - rows)]) if rows else index
 
 
 def pad_batch(features: dict, index, lengths, multiple: int = 1) -> dict:

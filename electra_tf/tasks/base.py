@@ -20,7 +20,8 @@ Keras base class), in the manner of keras-hub's `Task`. It gives them
   `defaults` recipe says), the order of epoch e a
   function of the seed and e alone (`electra_tf.data.batching`);
 - `predict_packed(features, batch_size)`: outputs over length-sorted batches,
-  padded as `fit_packed` pads them, back in row order;
+  padded as `fit_packed` pads them (on JAX, rows rounded up to a power of two), back
+  in row order;
 - `inference_function()`: the forward pass as one `tf.function` for every shape;
 - `get_config`/`from_config` of the encoder and preprocessor parts.
 """
@@ -32,15 +33,22 @@ import math
 import keras
 import numpy as np
 
-from electra_tf.data.batching import batch_dataset, ordered_batches, pad_batch, row_lengths
+from electra_tf.data.batching import (
+    batch_dataset,
+    ordered_batches,
+    pad_batch,
+    rounded_rows,
+    row_lengths,
+)
 from electra_tf.tasks.config import RECIPES, FinetuneConfig
 from electra_tf.tasks.optimizer import finetuning_optimizer, finetuning_schedule
-from electra_tf.tasks.text_classifier_preprocessor import length_multiple
+from electra_tf.tasks.text_classifier_preprocessor import compiles_each_shape, length_multiple
 
 __all__ = [
     "TaskModel",
     "INPUT_NAMES",
     "inference_function",
+    "batch_outputs",
     "dataset_steps",
     "encoder_and_preprocessor",
     "name_hits",
@@ -266,20 +274,17 @@ class TaskModel:
 
     def predict_packed(self, features: dict, batch_size: int) -> np.ndarray:
         """The model's outputs over length-sorted batches, back in row order."""
-        lengths = row_lengths(features["padding_mask"])
-        forward = self.inference_function()
-        multiple = self.packed_batch_multiple()
         outputs, order = [], []
-        for index in ordered_batches(lengths, batch_size):
-            batch = pad_batch({k: features[k] for k in INPUT_NAMES}, index, lengths, multiple)
-            outputs.append(np.asarray(forward({k: v.astype(np.int32) for k, v in batch.items()})))
+        for index, output in batch_outputs(self, features, batch_size):
+            outputs.append(output)
             order.append(index)
         if not outputs:
             return np.zeros((0,))
         width = max(o.shape[1] for o in outputs) if outputs[0].ndim == 3 else None
         if width is not None:  # per-token outputs: padded to the widest batch
             outputs = [np.pad(o, [(0, 0), (0, width - o.shape[1]), (0, 0)]) for o in outputs]
-        result = np.empty((len(lengths), *outputs[0].shape[1:]), outputs[0].dtype)
+        rows = len(features["padding_mask"])
+        result = np.empty((rows, *outputs[0].shape[1:]), outputs[0].dtype)
         result[np.concatenate(order)] = np.concatenate(outputs)
         return result
 
@@ -304,6 +309,24 @@ class TaskModel:
         if config.get("preprocessor") is not None:
             config["preprocessor"] = keras.saving.deserialize_keras_object(config["preprocessor"])
         return cls(**config)
+
+
+def batch_outputs(model, features: dict, batch_size: int):
+    """(row indices, numpy outputs) of each batch of `model`'s forward pass over `[N, S]`
+    rows: batches of rows sorted by length, cut to their longest row as `fit_packed` cuts
+    them. On JAX, where XLA compiles each shape anew, a batch's rows are rounded up to a
+    power of two (`rounded_rows`) and the repeated rows' outputs dropped, so calls of any
+    size reuse a few compiled programs (measured: docs/results/backends.md)."""
+    lengths = row_lengths(features["padding_mask"])
+    forward = inference_function(model)
+    multiple = model.packed_batch_multiple()
+    rounded = compiles_each_shape()
+    for index in ordered_batches(lengths, batch_size):
+        rows = rounded_rows(index, batch_size) if rounded else index
+        batch = pad_batch({k: features[k] for k in INPUT_NAMES}, rows, lengths, multiple)
+        output = forward({k: v.astype(np.int32) for k, v in batch.items()})
+        count = len(index)
+        yield index, keras.tree.map_structure(lambda v, n=count: np.asarray(v)[:n], output)
 
 
 def inference_function(model):

@@ -5,13 +5,12 @@ from __future__ import annotations
 import keras
 import numpy as np
 
-from electra_tf.data.batching import ordered_batches, pad_batch, row_lengths
+from electra_tf.data.batching import row_lengths
 from electra_tf.datasets import squad
 from electra_tf.tasks.base import (
-    INPUT_NAMES,
     TaskModel,
+    batch_outputs,
     encoder_and_preprocessor,
-    inference_function,
 )
 from electra_tf.tasks.question_answerer_preprocessor import (
     ElectraQuestionAnswererPreprocessor,
@@ -37,18 +36,15 @@ def check_no_answer(rule: str, joint_end: bool) -> str:
     return rule
 
 
-def window_outputs(model, inputs: dict, batch_size: int, multiple: int = 1) -> dict:
-    """The span model's outputs over `[W, S]` windows, in length-sorted batches, back in
-    window order; start and end logits padded to `S` with -10000."""
+def window_outputs(model, inputs: dict, batch_size: int) -> dict:
+    """The span model's outputs over `[W, S]` windows, in length-sorted batches cut as
+    `fit_packed` cuts them (`batch_outputs`), back in window order; start and end logits
+    padded to `S` with -10000."""
     lengths = row_lengths(inputs["padding_mask"])
     width = inputs["token_ids"].shape[1]
-    forward = inference_function(model)
     collected = {}
-    for index in ordered_batches(lengths, batch_size):
-        batch = pad_batch({k: inputs[k] for k in INPUT_NAMES}, index, lengths, multiple)
-        batch = {k: v.astype(np.int32) for k, v in batch.items()}
-        for name, value in forward(batch).items():
-            value = np.asarray(value)
+    for index, output in batch_outputs(model, inputs, batch_size):
+        for name, value in output.items():
             if name in ("start_logits", "end_logits"):
                 pad = [(0, 0)] * (value.ndim - 1) + [(0, width - value.shape[-1])]
                 value = np.pad(value, pad, constant_values=-10000.0)
@@ -253,7 +249,7 @@ class ElectraQuestionAnswerer(TaskModel, ElectraSpanExtractor):
         """`electra_tf.datasets.squad.answer_details` of `SquadExample`s at this model's
         threshold (question id -> answer, offsets, score, no_answer, best span)."""
         windows = self.preprocessor.windows(examples)
-        outputs = window_outputs(self, windows.inputs, batch_size, self.packed_batch_multiple())
+        outputs = window_outputs(self, windows.inputs, batch_size)
         return squad.answer_details(
             examples, windows, outputs, self.version_2, self.n_best, self.max_answer_length,
             float(self.threshold.numpy()), self.no_answer,

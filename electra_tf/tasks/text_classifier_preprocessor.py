@@ -18,6 +18,7 @@ __all__ = [
     "ElectraTextClassifierPreprocessor",
     "WordPiecePreprocessor",
     "PAD_TO",
+    "compiles_each_shape",
     "VOCABULARY_ASSET",
     "length_multiple",
 ]
@@ -30,12 +31,17 @@ INPUTS = ("token_ids", "padding_mask", "segment_ids")
 _backend = backend.name  # read at each call, so a test can name another backend here
 
 
+def compiles_each_shape() -> bool:
+    """Whether the backend compiles a program for each new input shape (JAX: XLA)."""
+    return _backend() == "jax"
+
+
 def length_multiple(sequence_length: int) -> int:
     """What packed batches' lengths are rounded up to: 1 on TensorFlow and PyTorch, where a
     new length costs nothing; on JAX, where each new length is a new program for XLA to
     compile, a quarter of `sequence_length` (a multiple of 8): at most four lengths per
     batch size (32 of 128, 128 of 512)."""
-    if _backend() != "jax":
+    if not compiles_each_shape():
         return 1
     return min(int(sequence_length), -(-int(sequence_length) // 32) * 8)
 

@@ -248,3 +248,60 @@ def test_on_jax_longest_rounds_batch_lengths_up_to_a_quarter_of_the_full_length(
     assert lengths["tensorflow"] == (1, [3, 17], [8, 24])
     assert lengths["jax"] == (16, [16, 32], [16, 32])
     assert [preprocessing.length_multiple(n) for n in (32, 100, 128, 512)] == [8, 32, 32, 128]
+
+
+def test_on_jax_predict_rounds_batch_rows_up_to_a_power_of_two_and_drops_the_repeats(
+    monkeypatch, tmp_path
+):  # fmt: skip
+    """XLA compiles a program for each new batch shape, and a call's last batch may have
+    any row count: on JAX (the backend's name faked here, the forward pass TensorFlow's)
+    `predict` rounds each batch's rows up to a power of two (at most `batch_size`) by
+    repeating its last row and drops the repeats' outputs, for every kind; elsewhere a
+    batch keeps its own rows. The outputs are the same either way."""
+    from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
+    from electra_tf.tasks import text_classifier_preprocessor as preprocessing
+    from electra_tf.tasks.question_answerer import ElectraQuestionAnswerer, window_outputs
+    from electra_tf.tasks.question_answerer_preprocessor import as_examples
+
+    vocab = str(write_vocabulary([*SPECIAL_TOKENS, "good", "bad", "x"], tmp_path / "v.txt"))
+    keras.utils.set_random_seed(3)
+    models = {
+        "text": ElectraTextClassifier.from_source("scratch:tiny", ["n", "p"], vocab_file=vocab),
+        "tags": ElectraTokenClassifier.from_source("scratch:tiny", ["O", "B"], vocab_file=vocab),
+        "qa": ElectraQuestionAnswerer.from_source(
+            "scratch:tiny", sequence_length=32, vocab_file=vocab
+        ),
+    }
+    texts = [" ".join(["good", "bad", "x"][: 1 + i % 3] * (1 + i)) for i in range(11)]
+
+    def windows(n):
+        examples, _ = as_examples(["good"] * n, texts[:n])
+        return models["qa"].preprocessor.windows(examples).inputs
+
+    calls = {
+        "text": lambda m, n: m.predict(texts[:n], batch_size=8),
+        "tags": lambda m, n: m.word_logits(texts[:n], batch_size=8)[1],
+        "qa": lambda m, n: np.where(  # real tokens only: padding's cut differs
+            windows(n)["padding_mask"] > 0, window_outputs(m, windows(n), 8)["start_logits"], 0
+        ),
+    }
+    for kind, model in models.items():
+        results, rows = {}, {}
+        for backend in ("tensorflow", "jax"):
+            monkeypatch.setattr(preprocessing, "_backend", lambda backend=backend: backend)
+            object.__setattr__(model, "_inference_function", None)
+            forward, seen = model.inference_function(), []
+
+            def spy(inputs, forward=forward, seen=seen):
+                seen.append(int(inputs["token_ids"].shape[0]))
+                return forward(inputs)
+
+            object.__setattr__(model, "_inference_function", spy)
+            results[backend] = [np.asarray(calls[kind](model, n)) for n in (5, 3, 1, 11)]
+            rows[backend] = seen
+        if kind != "qa":  # a question's context may take several windows (rows)
+            assert rows["tensorflow"] == [5, 3, 1, 8, 3], kind
+        assert rows["jax"] == [min(8, 1 << (n - 1).bit_length()) for n in rows["tensorflow"]]
+        assert rows["jax"] != rows["tensorflow"], kind
+        for ours, theirs in zip(results["jax"], results["tensorflow"], strict=True):
+            np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5, err_msg=kind)
