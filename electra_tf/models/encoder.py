@@ -85,24 +85,7 @@ class ElectraEncoder(keras.Model):
         self.layer_norm_epsilon = layer_norm_epsilon
         self.initialization = initialization
 
-        if embeddings is None:
-            embeddings = ElectraEmbeddings(
-                vocabulary_size=vocabulary_size,
-                embedding_dim=embedding_dim,
-                max_sequence_length=max_sequence_length,
-                num_segments=num_segments,
-                dropout=dropout,
-                initializer_range=initializer_range,
-                layer_norm_epsilon=layer_norm_epsilon,
-                dtype=self.dtype_policy,
-                name="embeddings",
-            )
-        elif embeddings.embedding_dim != embedding_dim:
-            raise ValueError(
-                f"The shared embeddings have size {embeddings.embedding_dim}, but this encoder "
-                f"expects embedding_dim={embedding_dim}."
-            )
-        self.embeddings = embeddings
+        self.embeddings = self._shared_or_new(embeddings)
         self.embeddings_project = None
         if embedding_dim != hidden_dim:
             self.embeddings_project = keras.layers.Dense(
@@ -111,19 +94,42 @@ class ElectraEncoder(keras.Model):
                 dtype=self.dtype_policy,
                 name="embeddings_project",
             )
-        self.transformer_layers = [
-            keras_hub.layers.TransformerEncoder(
-                intermediate_dim=intermediate_dim,
-                num_heads=num_heads,
-                dropout=dropout,
-                activation=kernels.gelu_activation(),  # exact erf form
-                layer_norm_epsilon=layer_norm_epsilon,
-                kernel_initializer=keras.initializers.TruncatedNormal(stddev=initializer_range),
+        self.transformer_layers = [self._block(i) for i in range(num_layers)]
+
+    def _shared_or_new(self, embeddings):
+        """`embeddings` (shared with another encoder) if given and of this encoder's size,
+        else new ones."""
+        if embeddings is None:
+            return ElectraEmbeddings(
+                vocabulary_size=self.vocabulary_size,
+                embedding_dim=self.embedding_dim,
+                max_sequence_length=self.max_sequence_length,
+                num_segments=self.num_segments,
+                dropout=self.dropout,
+                initializer_range=self.initializer_range,
+                layer_norm_epsilon=self.layer_norm_epsilon,
                 dtype=self.dtype_policy,
-                name=f"transformer_layer_{i}",
+                name="embeddings",
             )
-            for i in range(num_layers)
-        ]
+        if embeddings.embedding_dim != self.embedding_dim:
+            raise ValueError(
+                f"The shared embeddings have size {embeddings.embedding_dim}, but this encoder "
+                f"expects embedding_dim={self.embedding_dim}."
+            )
+        return embeddings
+
+    def _block(self, index: int):
+        """Block `index`: keras-hub's post-LayerNorm `TransformerEncoder`, exact GELU."""
+        return keras_hub.layers.TransformerEncoder(
+            intermediate_dim=self.intermediate_dim,
+            num_heads=self.num_heads,
+            dropout=self.dropout,
+            activation=kernels.gelu_activation(),  # exact erf form
+            layer_norm_epsilon=self.layer_norm_epsilon,
+            kernel_initializer=keras.initializers.TruncatedNormal(stddev=self.initializer_range),
+            dtype=self.dtype_policy,
+            name=f"transformer_layer_{index}",
+        )
 
     def build(self, input_shape=None):
         if not self.embeddings.built:
