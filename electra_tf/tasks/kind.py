@@ -36,13 +36,16 @@ REMEMBERED = 12
 
 
 def weights_digest(model) -> bytes:
-    """A BLAKE2b digest of all of `model`'s weights (values and shapes, in order)."""
+    """A BLAKE2b digest of the weights `model`'s forward pass reads (values and shapes, in
+    order): all of `model.weights` but those it lists in `decision_weights` (read after the
+    forward pass: question answering's answer threshold)."""
     import hashlib
 
     import numpy as np
 
+    after = {id(weight) for weight in getattr(model, "decision_weights", ())}
     digest = hashlib.blake2b(digest_size=16)
-    for weight in model.weights:
+    for weight in (w for w in model.weights if id(w) not in after):
         value = np.ascontiguousarray(weight.numpy())
         digest.update(repr((value.dtype.str, value.shape)).encode())
         digest.update(value.data)

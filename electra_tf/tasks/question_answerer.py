@@ -151,6 +151,12 @@ class ElectraQuestionAnswerer(TaskModel, ElectraSpanExtractor):
         self.no_answer = check_no_answer(no_answer, self.joint_end)
         self.kind = "question_answering"
 
+    @property
+    def decision_weights(self) -> list:
+        """Weights read after the forward pass only (the answer search's threshold): the
+        window outputs do not depend on them (`Kind.remembered` leaves them out)."""
+        return [self.threshold]
+
     @classmethod
     def from_source(
         cls, source: str, sequence_length: int = 384, doc_stride: int = 128,
