@@ -162,3 +162,41 @@ def test_models_round_trip_through_keras_saving(tmp_path):
     assert loaded.get_config() == model.get_config()
     encoder = ElectraEncoder.from_config(model.encoder.get_config())
     assert encoder.get_config() == model.encoder.get_config()
+
+
+def test_the_encoder_keeps_its_weights_in_the_order_every_checkpoint_holds_them(tmp_path):
+    """Weights files and `tf.train.Checkpoint`s of runs already made read the encoder's
+    weights by this order and these names: embeddings, the E-to-H projection, then each
+    block's attention, its two LayerNorms and its feed-forward pair. And a weights file
+    written by one encoder loads into another drawn from another seed, to the same outputs."""
+    from electra_tf.models.encoder import ElectraEncoder
+
+    def encoder(seed):
+        keras.utils.set_random_seed(seed)
+        return ElectraEncoder(vocabulary_size=10, num_layers=2, hidden_dim=8, embedding_dim=4,
+                              num_heads=2, intermediate_dim=16, max_sequence_length=8)  # fmt: skip
+
+    dense, norm = ("kernel", "bias"), ("gamma", "beta")
+    block = [
+        *(f"self_attention_layer/{p}/{w}" for p in ("query", "key", "value", "attention_output")
+          for w in dense),
+        *(f"{n}_layer_norm/{w}" for n in ("self_attention", "feedforward") for w in norm),
+        *(f"feedforward_{d}_dense/{w}" for d in ("intermediate", "output") for w in dense),
+    ]  # fmt: skip
+    expected = [
+        *(f"embeddings/{n}_embeddings/embeddings" for n in ("word", "position", "token_type")),
+        "embeddings/layer_norm/gamma", "embeddings/layer_norm/beta",
+        "embeddings_project/kernel", "embeddings_project/bias",
+        *(f"transformer_layer_{i}/{name}" for i in range(2) for name in block),
+    ]  # fmt: skip
+    first = encoder(1)
+    first.build()
+    assert [w.path for w in first.weights] == [f"electra_encoder/{p}" for p in expected]
+    ids = np.array([[1, 5, 6, 2, 0], [1, 7, 8, 9, 2]], "int32")
+    inputs = {"token_ids": ids, "segment_ids": 0 * ids, "padding_mask": ids > 0}
+    first.save_weights(tmp_path / "encoder.weights.h5")
+    second = encoder(2)
+    second.build()
+    assert not np.allclose(second(inputs), first(inputs))
+    second.load_weights(tmp_path / "encoder.weights.h5")
+    np.testing.assert_array_equal(second(inputs), first(inputs))
