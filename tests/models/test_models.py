@@ -191,7 +191,7 @@ def test_the_encoder_keeps_its_weights_in_the_order_every_checkpoint_holds_them(
     ]  # fmt: skip
     first = encoder(1)
     first.build()
-    assert [w.path for w in first.weights] == [f"electra_encoder/{p}" for p in expected]
+    assert [w.path for w in first.weights] == [f"{first.name}/{p}" for p in expected]
     ids = np.array([[1, 5, 6, 2, 0], [1, 7, 8, 9, 2]], "int32")
     inputs = {"token_ids": ids, "segment_ids": 0 * ids, "padding_mask": ids > 0}
     first.save_weights(tmp_path / "encoder.weights.h5")
