@@ -1,4 +1,5 @@
 import json
+import os
 import subprocess
 import sys
 
@@ -341,3 +342,32 @@ def test_experiment_objectives_default_per_experiment_and_are_kept_as_given(monk
     assert main(["experiment", "efficiency", *common, "--movie-file", "m"]) == 0
     assert seen["efficiency"] == ["electra", "bert_mlm"]
     capsys.readouterr()
+
+
+def test_pretrain_on_tensorflow_runs_its_ops_one_at_a_time_unless_told_otherwise(tmp_path):
+    """Several inter-op threads made two runs of one seed differ (the tied embeddings'
+    Adam moments, from the first steps: docs/results/durability.md), so `pretrain` on
+    TensorFlow sets one for a single-device run, in a fresh process; TF_NUM_INTEROP_THREADS
+    wins when set, and multi-device strategies keep TensorFlow's default (0)."""
+    data = write_packed(tmp_path / "data", n=16, seq=16, shards=1)
+    probe = (
+        "import sys\nfrom electra_tf.cli import main\nimport tensorflow as tf\n"
+        "code = main(sys.argv[1:])\n"
+        "print(code, tf.config.threading.get_inter_op_parallelism_threads())\n"
+    )
+    argv = ["pretrain", "--data", data, "--verbose", "0", *_SMALL, "--steps", "1",
+            "--batch-size", "8"]  # fmt: skip
+    seen = {}
+    for name, extra, env in (
+        ("default", [], {}),
+        ("env", [], {"TF_NUM_INTEROP_THREADS": "2"}),
+        ("mirrored", ["--set", "train.strategy=mirrored"], {}),
+    ):
+        environment = {k: v for k, v in os.environ.items() if k != "TF_NUM_INTEROP_THREADS"}
+        out = subprocess.run(
+            [sys.executable, "-c", probe, *argv, "--output-dir", str(tmp_path / name), *extra],
+            capture_output=True, text=True, env={**environment, **env},
+        )  # fmt: skip
+        assert out.returncode == 0, out.stderr[-2000:]
+        seen[name] = out.stdout.split()[-2:]
+    assert seen == {"default": ["0", "1"], "env": ["0", "0"], "mirrored": ["0", "0"]}
