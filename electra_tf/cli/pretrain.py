@@ -140,31 +140,10 @@ def host_devices(args) -> None:
         os.environ["XLA_FLAGS"] = f"{flags} {flag}".strip()
 
 
-def one_inter_op_thread(config) -> None:
-    """On TensorFlow, a single-device run gets one inter-op thread (the intra-op pool, which
-    runs each op on all cores, is unchanged). With TensorFlow's default several, ops running
-    side by side made two runs of one seed differ from their first steps (Adam's moments of
-    the tied embeddings), so a resumed run could not end bit-identical to an uninterrupted
-    one; the step costs 1.02-1.04x (docs/results/durability.md). TF_NUM_INTEROP_THREADS,
-    when set, wins, as does a runtime this process has already started; multi-device
-    strategies keep TensorFlow's default (their replicas' ops run side by side)."""
-    from electra_tf.ops import backend
-
-    if backend.name() != "tensorflow" or os.environ.get("TF_NUM_INTEROP_THREADS"):
-        return
-    if config.train.strategy != "default":
-        return
-    import tensorflow as tf
-
-    try:
-        tf.config.threading.set_inter_op_parallelism_threads(1)
-    except RuntimeError:  # TensorFlow's runtime already started in this process
-        pass
-
-
 def run(args) -> int:
     use_backend(args, "pretrain", before_keras=host_devices)
     from electra_tf.config import ConfigError, load_recipe
+    from electra_tf.pretraining.distribute import one_inter_op_thread
     from electra_tf.pretraining.run import (
         config_for_data,
         config_for_vocabulary,
@@ -173,7 +152,7 @@ def run(args) -> int:
 
     recipe = args.recipe or ("adapt" if args.init else "tiny")
     config = load_recipe(recipe).override(*flag_overrides(args), *args.overrides)
-    one_inter_op_thread(config)
+    one_inter_op_thread(config.train.strategy)  # before the warm start runs TensorFlow
     warm = None
     if args.init:
         from electra_tf.tasks.initialization import load_warm_start

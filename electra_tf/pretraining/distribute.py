@@ -26,6 +26,7 @@ __all__ = [
     "is_multi_worker",
     "worker_info",
     "distributed_fit",
+    "one_inter_op_thread",
 ]
 
 
@@ -48,6 +49,25 @@ def configure_cpu_devices(count: int) -> None:
         ) from None
 
 
+def one_inter_op_thread(strategy: str = "default") -> None:
+    """On TensorFlow, a single-device run gets one inter-op thread (the intra-op pool, which
+    runs each op on all cores, is unchanged). With TensorFlow's default several, ops running
+    side by side made two runs of one seed differ from their first steps (Adam's moments of
+    the tied embeddings), so a resumed run could not end bit-identical to an uninterrupted
+    one; the step costs 1.02-1.04x (docs/results/durability.md). TF_NUM_INTEROP_THREADS,
+    when set, wins, as does a runtime this process has already started (call this before
+    TensorFlow runs anything); multi-device strategies keep TensorFlow's default (their
+    replicas' ops run side by side)."""
+    if keras.config.backend() != "tensorflow" or os.environ.get("TF_NUM_INTEROP_THREADS"):
+        return
+    if strategy != "default":
+        return
+    try:
+        tf.config.threading.set_inter_op_parallelism_threads(1)
+    except RuntimeError:  # TensorFlow's runtime already started in this process
+        pass
+
+
 def make_strategy(train) -> tf.distribute.Strategy:
     """The `tf.distribute` strategy named by `train.strategy`.
 
@@ -56,6 +76,7 @@ def make_strategy(train) -> tf.distribute.Strategy:
     - multi_worker: `MultiWorkerMirroredStrategy`, cluster from `TF_CONFIG`;
     - tpu: `TPUStrategy` on `train.tpu` ("" = the local TPU).
     """
+    one_inter_op_thread(train.strategy)
     configure_cpu_devices(train.cpu_devices)
     if train.strategy == "default":
         return tf.distribute.get_strategy()
