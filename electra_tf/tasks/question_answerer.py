@@ -5,7 +5,6 @@ from __future__ import annotations
 import keras
 import numpy as np
 
-from electra_tf.data.batching import row_lengths
 from electra_tf.datasets import squad
 from electra_tf.tasks.base import (
     TaskModel,
@@ -40,15 +39,14 @@ def window_outputs(model, inputs: dict, batch_size: int) -> dict:
     """The span model's outputs over `[W, S]` windows, in length-sorted batches cut as
     `fit_packed` cuts them (`batch_outputs`), back in window order; start and end logits
     padded to `S` with -10000."""
-    lengths = row_lengths(inputs["padding_mask"])
-    width = inputs["token_ids"].shape[1]
+    rows, width = inputs["token_ids"].shape
     collected = {}
     for index, output in batch_outputs(model, inputs, batch_size):
         for name, value in output.items():
             if name in ("start_logits", "end_logits"):
                 pad = [(0, 0)] * (value.ndim - 1) + [(0, width - value.shape[-1])]
                 value = np.pad(value, pad, constant_values=-10000.0)
-            collected.setdefault(name, [None] * len(lengths))
+            collected.setdefault(name, [None] * rows)
             for row, i in enumerate(index):
                 collected[name][i] = value[row]
     return {name: np.stack(values) for name, values in collected.items()}
