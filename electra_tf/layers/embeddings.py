@@ -5,6 +5,8 @@ from __future__ import annotations
 import keras
 from keras import ops
 
+from electra_tf.layers import initializers
+
 
 @keras.saving.register_keras_serializable(package="electra_tf")
 class ElectraEmbeddings(keras.layers.Layer):
@@ -63,7 +65,7 @@ class ElectraEmbeddings(keras.layers.Layer):
         self.layer_norm_epsilon = layer_norm_epsilon
 
         def init():
-            return keras.initializers.TruncatedNormal(stddev=initializer_range)
+            return initializers.TruncatedNormal(stddev=initializer_range)
 
         self.token_embedding = keras.layers.ReversibleEmbedding(
             vocabulary_size,

@@ -11,6 +11,8 @@ from __future__ import annotations
 import keras
 from keras import ops
 
+from electra_tf.layers import initializers
+
 __all__ = ["ReplacedTokenDetectionHead", "kernel_initializer"]
 
 
@@ -21,9 +23,9 @@ def kernel_initializer(initialization: str, initializer_range: float):
     truncated normal with std `initializer_range` (Hugging Face's choice).
     """
     if initialization == "reference":
-        return keras.initializers.GlorotUniform()
+        return initializers.GlorotUniform()
     if initialization == "truncated_normal":
-        return keras.initializers.TruncatedNormal(stddev=initializer_range)
+        return initializers.TruncatedNormal(stddev=initializer_range)
     raise ValueError(
         f"initialization must be 'reference' or 'truncated_normal', got {initialization!r}."
     )
@@ -73,7 +75,7 @@ class ReplacedTokenDetectionHead(keras.layers.Layer):
         self.dense = keras.layers.Dense(
             hidden_dim,
             activation=activation,
-            kernel_initializer=keras.initializers.TruncatedNormal(stddev=initializer_range),
+            kernel_initializer=initializers.TruncatedNormal(stddev=initializer_range),
             dtype=self.dtype_policy,
             name="dense",
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import keras
 import keras_hub
 
-from electra_tf.layers import kernels
+from electra_tf.layers import initializers, kernels
 from electra_tf.layers.embeddings import ElectraEmbeddings
 from electra_tf.layers.heads import kernel_initializer
 
@@ -126,7 +126,7 @@ class ElectraEncoder(keras.Model):
             dropout=self.dropout,
             activation=kernels.gelu_activation(),  # exact erf form
             layer_norm_epsilon=self.layer_norm_epsilon,
-            kernel_initializer=keras.initializers.TruncatedNormal(stddev=self.initializer_range),
+            kernel_initializer=initializers.TruncatedNormal(stddev=self.initializer_range),
             dtype=self.dtype_policy,
             name=f"transformer_layer_{index}",
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import keras
 import keras_hub
 
+from electra_tf.layers import initializers
 from electra_tf.models.encoder import ElectraEncoder
 from electra_tf.ops import backend
 
@@ -79,7 +80,7 @@ class ElectraGenerator(keras.Model):
             token_embedding=encoder.embeddings.token_embedding,
             intermediate_activation="gelu",
             layer_norm_epsilon=encoder.layer_norm_epsilon,
-            kernel_initializer=keras.initializers.TruncatedNormal(stddev=encoder.initializer_range),
+            kernel_initializer=initializers.TruncatedNormal(stddev=encoder.initializer_range),
             dtype=self.dtype_policy,
             name="generator_predictions",
         )

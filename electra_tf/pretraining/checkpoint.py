@@ -364,6 +364,7 @@ def load_pretrainer(path, allow_suspect: bool = False):
         allow_suspect: load a checkpoint written while the run was in trouble (its
             `state.json` says `suspect`); refused by default.
     """
+    from electra_tf.layers.initializers import draws_skipped
     from electra_tf.pretraining.pretrainer import ElectraPretrainer
 
     folder = find_checkpoint(path)
@@ -372,7 +373,8 @@ def load_pretrainer(path, allow_suspect: bool = False):
     if not allow_suspect:
         refuse_suspect(folder)
     config = ElectraConfig.from_json((folder / "config.json").read_text(), str(folder))
-    model = ElectraPretrainer(config)
+    with draws_skipped():  # every variable is read below, or the load fails
+        model = ElectraPretrainer(config)
     # Compiled, as when it was saved: Keras 3's object graph lists the compiled model's
     # trackers among its children, and restoring into an uncompiled model would pair some
     # objects by a shifted position.

@@ -33,6 +33,7 @@ import numpy as np
 from electra_tf.config import ConfigError, load_recipe
 from electra_tf.data.vocabulary import read_vocabulary, special_ids
 from electra_tf.io.durable import recover_within
+from electra_tf.layers.initializers import draws_skipped
 from electra_tf.models.encoder import ElectraEncoder
 
 __all__ = [
@@ -78,8 +79,9 @@ class Initialization:
         if dropout is not None:
             config["dropout"] = dropout
         config.pop("name", None)
-        encoder = ElectraEncoder(name="encoder", **config)
-        encoder.build()
+        with draws_skipped(self.weights is not None):  # each weight assigned below
+            encoder = ElectraEncoder(name="encoder", **config)
+            encoder.build()
         if self.weights is not None:
             for variable, value in zip(encoder.weights, self.weights, strict=True):
                 variable.assign(value)
@@ -144,9 +146,11 @@ def source_kind(spec: str) -> str:
     )
 
 
-def _imported(spec: str, kind: str, vocab_file=None):
+def _imported(spec: str, kind: str, vocab_file=None, encoder_only: bool = False):
     """(the `ElectraPretrainer` of released weights, its checked vocabulary, its casing or
-    None): a Hugging Face folder or a reference TF1 checkpoint."""
+    None): a Hugging Face folder or a reference TF1 checkpoint. `encoder_only`: the caller
+    keeps only the discriminator's encoder (each of its weights is read; the rest is left
+    at zeros, not drawn)."""
     from electra_tf.serving.conversion import (
         hugging_face_vocabulary,
         import_hugging_face,
@@ -154,12 +158,15 @@ def _imported(spec: str, kind: str, vocab_file=None):
         vocabulary_for,
     )
 
+    with draws_skipped(encoder_only):
+        if kind == "hugging_face":
+            model = import_hugging_face(Path(spec))
+        else:
+            model = import_reference_checkpoint(str(spec).removesuffix(".index"))
     if kind == "hugging_face":
-        model = import_hugging_face(Path(spec))
         found, lower = hugging_face_vocabulary(Path(spec))
         vocab = _need_vocab(vocab_file or found, spec)
     else:
-        model = import_reference_checkpoint(str(spec).removesuffix(".index"))
         vocab, lower = _need_vocab(vocab_file, spec), None
     vocabulary_for(model, vocab)
     return model, vocab, lower
@@ -286,7 +293,7 @@ def load_initialization(spec: str, vocab_file: str | None = None) -> Initializat
         vocab = vocab_file or next(iter(path.glob("assets/tokenizer/vocabulary.txt")), None)
         return Initialization.from_encoder(spec, encoder, _need_vocab(vocab, spec))
     if kind in ("hugging_face", "reference"):  # the imported encoder, not rebuilt
-        model, vocab, lower = _imported(spec, kind, vocab_file)
+        model, vocab, lower = _imported(spec, kind, vocab_file, encoder_only=True)
         lower = model.config.data.lower_case if lower is None else lower
         return Initialization.from_encoder(spec, model.discriminator.encoder, vocab, lower)
     model = _pretrainer_of(spec, kind, vocab_file)

@@ -109,6 +109,7 @@ def load_finetuned(path):
     """(Keras model, info) of a fine-tuned run or model folder, verified first."""
     import keras
 
+    from electra_tf.layers.initializers import draws_skipped
     from electra_tf.tasks.registry import load_kinds
 
     load_kinds()  # every kind's Keras classes, registered for `load_model`
@@ -120,5 +121,6 @@ def load_finetuned(path):
             f"The fine-tuned model {folder} is not usable ({reason}); fine-tune again with the "
             "same command (it resumes) to write it anew."
         )
-    model = keras.saving.load_model(folder / FINETUNED_MODEL, compile=False)
+    with draws_skipped():  # every weight is read from the file, or `load_model` raises
+        model = keras.saving.load_model(folder / FINETUNED_MODEL, compile=False)
     return model, json.loads((folder / FINETUNED_MARKER).read_text())
