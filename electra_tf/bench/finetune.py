@@ -24,6 +24,10 @@ scoring dev after every epoch:
 - `keras_hub`: keras-hub's `BertTextClassifier` built with the same config and
   its preprocessor (it pads every batch to `seq`).
 
+`electra_tf` and `pytorch` are timed from the encoder's folder to the chosen epoch's
+scores (reading the weights, building the model, tokenizing, training, scoring dev);
+`keras_hub` (random weights) from `fit` to its end.
+
 `predict` runs time labelling `predict_examples` texts at batch 32: this package's
 run folder (Keras) and its SavedModel export, and transformers' `text-classification`
 pipeline. Records carry wall seconds, examples/s and peak RSS.
@@ -123,6 +127,9 @@ def _record(options, **values) -> dict:
         "batch": options.batch,
         "seq": options.seq,
         "batches": options.batches if options.impl == "pytorch" else "ours",
+        # electra_tf and pytorch: from the encoder's folder to the scores (before 2026-11-30:
+        # from the read weights, ours building its model inside, PyTorch's outside)
+        "timer": "from_folder" if options.impl != "keras_hub" else "fit",
         "peak_rss_mb": round(_peak_rss_mb(), 1),
         **values,
     }
@@ -139,6 +146,7 @@ def _train_electra_tf(options, encoder, splits, labels):
     from electra_tf.tasks.config import FinetuneConfig
     from electra_tf.tasks.initialization import load_initialization
 
+    started = time.perf_counter()  # from the encoder's folder, as the PyTorch loop's timer
     init = load_initialization(str(encoder))
     task = Task(options.task, "classification", tuple(labels), ("text", None, "label"))
     examples = {
@@ -153,7 +161,6 @@ def _train_electra_tf(options, encoder, splits, labels):
         seed=_seed(options), eval_batch_size=options.batch,
     )  # fmt: skip
     with tempfile.TemporaryDirectory() as folder:
-        started = time.perf_counter()
         report = finetune(task, init, examples, config, Path(folder) / "run", progress=None)
         seconds = time.perf_counter() - started
     run = report["runs"][0]
@@ -183,9 +190,9 @@ def _train_pytorch(options, encoder, splits, labels):
 
     torch.manual_seed(_seed(options))
     torch.set_num_threads(os.cpu_count() or 1)
+    started = time.perf_counter()  # from the encoder's folder, as ours' timer
     tokenizer = AutoTokenizer.from_pretrained(str(encoder))
     model = BertForSequenceClassification.from_pretrained(str(encoder), num_labels=len(labels))
-    started = time.perf_counter()
 
     def batches(rows, shuffle, rng, epoch=1):
         plan = peer_batches(options, lengths, epoch, rng) if shuffle else None
