@@ -143,7 +143,7 @@ def host_devices(args) -> None:
 def run(args) -> int:
     use_backend(args, "pretrain", before_keras=host_devices)
     from electra_tf.config import ConfigError, load_recipe
-    from electra_tf.pretraining.distribute import one_inter_op_thread
+    from electra_tf.pretraining.distribute import prepare_devices
     from electra_tf.pretraining.run import (
         config_for_data,
         config_for_vocabulary,
@@ -152,7 +152,7 @@ def run(args) -> int:
 
     recipe = args.recipe or ("adapt" if args.init else "tiny")
     config = load_recipe(recipe).override(*flag_overrides(args), *args.overrides)
-    one_inter_op_thread(config.train.strategy)  # before the warm start runs TensorFlow
+    prepare_devices(config.train)  # threads and logical CPUs, before the warm start's ops
     warm = None
     if args.init:
         from electra_tf.tasks.initialization import load_warm_start

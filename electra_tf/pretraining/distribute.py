@@ -27,6 +27,7 @@ __all__ = [
     "worker_info",
     "distributed_fit",
     "one_inter_op_thread",
+    "prepare_devices",
 ]
 
 
@@ -68,6 +69,16 @@ def one_inter_op_thread(strategy: str = "default") -> None:
         pass
 
 
+def prepare_devices(train) -> None:
+    """What must come before TensorFlow's first op in a pre-training process: the inter-op
+    threads (`one_inter_op_thread`) and `train.cpu_devices` logical CPUs. `make_strategy`
+    calls it; a caller that runs TensorFlow first (a warm start reading its weights) calls
+    it before that."""
+    one_inter_op_thread(train.strategy)
+    if keras.config.backend() == "tensorflow":
+        configure_cpu_devices(train.cpu_devices)
+
+
 def make_strategy(train) -> tf.distribute.Strategy:
     """The `tf.distribute` strategy named by `train.strategy`.
 
@@ -76,8 +87,7 @@ def make_strategy(train) -> tf.distribute.Strategy:
     - multi_worker: `MultiWorkerMirroredStrategy`, cluster from `TF_CONFIG`;
     - tpu: `TPUStrategy` on `train.tpu` ("" = the local TPU).
     """
-    one_inter_op_thread(train.strategy)
-    configure_cpu_devices(train.cpu_devices)
+    prepare_devices(train)
     if train.strategy == "default":
         return tf.distribute.get_strategy()
     if train.strategy == "mirrored":

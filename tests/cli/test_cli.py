@@ -5,7 +5,7 @@ import sys
 
 import numpy as np
 import pytest
-from helpers import SPECIAL, VOCAB, structured_ids, write_packed
+from helpers import SPECIAL, VOCAB, packed_with_vocabulary, structured_ids, write_packed
 
 from electra_tf.cli import build_parser
 
@@ -371,3 +371,22 @@ def test_pretrain_on_tensorflow_runs_its_ops_one_at_a_time_unless_told_otherwise
         assert out.returncode == 0, out.stderr[-2000:]
         seen[name] = out.stdout.split()[-2:]
     assert seen == {"default": ["0", "1"], "env": ["0", "0"], "mirrored": ["0", "0"]}
+
+
+def test_a_warm_start_on_several_logical_cpus_sets_them_up_before_reading_its_weights(tmp_path):
+    """`train.cpu_devices` must be set before TensorFlow's first op, and `--init` reads its
+    weights before the strategy is made: the devices are set up first (it was refused:
+    "train.cpu_devices=2 must be set before TensorFlow initializes its devices")."""
+    data = packed_with_vocabulary(tmp_path / "data", n=16)
+    common = ["--data", data, "--verbose", "0", *_SMALL, "--steps", "1", "--batch-size", "8"]
+    for argv in (
+        ["pretrain", *common, "--output-dir", str(tmp_path / "first")],
+        ["pretrain", *common, "--output-dir", str(tmp_path / "warm"), "--init",
+         str(tmp_path / "first"), "--set", "train.strategy=mirrored", "--set",
+         "train.cpu_devices=2"],
+    ):  # fmt: skip
+        out = subprocess.run(
+            [sys.executable, "-m", "electra_tf.cli", *argv], capture_output=True, text=True
+        )
+        assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads((tmp_path / "warm" / "last_run.json").read_text())
