@@ -72,12 +72,15 @@ def without_optimizer(model):
     """`model`, or a twin with its weights and no optimizer when it has one: the kept model
     needs no optimizer state (the resume checkpoints hold it), which was two thirds of its
     file (Adam's two moments per weight)."""
+    from electra_tf.layers.initializers import draws_skipped
+
     if getattr(model, "optimizer", None) is None:
         return model
-    twin = model.__class__.from_config(model.get_config())
-    if getattr(model, "preprocessor", None) is not None:  # its vocabulary is an asset
-        twin.preprocessor.set_vocabulary(model.preprocessor.vocabulary)
-    twin.build()
+    with draws_skipped():  # every weight is set below, or the model is saved as it is
+        twin = model.__class__.from_config(model.get_config())
+        if getattr(model, "preprocessor", None) is not None:  # its vocabulary is an asset
+            twin.preprocessor.set_vocabulary(model.preprocessor.vocabulary)
+        twin.build()
     if len(twin.weights) != len(model.weights):
         return model  # a model that builds differently: saved as it is
     twin.set_weights(model.get_weights())

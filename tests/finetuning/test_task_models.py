@@ -305,3 +305,20 @@ def test_on_jax_predict_rounds_batch_rows_up_to_a_power_of_two_and_drops_the_rep
         assert rows["jax"] != rows["tensorflow"], kind
         for ours, theirs in zip(results["jax"], results["tensorflow"], strict=True):
             np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5, err_msg=kind)
+
+
+def test_the_kept_models_twin_holds_the_trained_weights_and_no_optimizer():
+    """`without_optimizer` builds its twin without drawing initial values (each weight is
+    then set from the trained model's): the twin predicts as the model does."""
+    from electra_tf.tasks.model_folder import without_optimizer
+
+    keras.utils.set_random_seed(4)
+    texts, labels = _reviews(32, 5)
+    model = _classifier(labels=["neg", "pos"])
+    model.fit(texts, labels, epochs=1, batch_size=16, verbose=0)
+    twin = without_optimizer(model)
+    assert twin is not model and getattr(twin, "optimizer", None) is None
+    assert [w.shape for w in twin.weights] == [w.shape for w in model.weights]
+    for mine, theirs in zip(twin.weights, model.weights, strict=True):
+        np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
+    np.testing.assert_allclose(twin.predict(texts[:8]), model.predict(texts[:8]), atol=1e-6)
