@@ -55,7 +55,9 @@ def one_inter_op_thread(strategy: str = "default") -> None:
     runs each op on all cores, is unchanged). With TensorFlow's default several, ops running
     side by side made two runs of one seed differ from their first steps (Adam's moments of
     the tied embeddings), so a resumed run could not end bit-identical to an uninterrupted
-    one; the step costs 1.02-1.04x (docs/results/durability.md). TF_NUM_INTEROP_THREADS,
+    one; the step costs 1.02-1.04x (docs/results/durability.md). Past about a hundred steps
+    oneDNN's kernels still part two runs; `TF_ENABLE_ONEDNN_OPTS=0` removes that at about
+    1.3-1.4x the time, so it is the user's choice, not set here. TF_NUM_INTEROP_THREADS,
     when set, wins, as does a runtime this process has already started (call this before
     TensorFlow runs anything); multi-device strategies keep TensorFlow's default (their
     replicas' ops run side by side)."""
