@@ -28,6 +28,8 @@ CLASSES = {
     "WarmupLinearDecay": "electra_tf.pretraining.optimizer",
     "ElectraEmbeddings": "electra_tf.layers.embeddings",
     "ReplacedTokenDetectionHead": "electra_tf.layers.heads",
+    "TruncatedNormal": "electra_tf.layers.initializers",
+    "GlorotUniform": "electra_tf.layers.initializers",
     "ElectraClassifier": "electra_tf.tasks.classifier",
     "ElectraSpanExtractor": "electra_tf.tasks.span_extractor",
     "ElectraTextClassifier": "electra_tf.tasks.text_classifier",
