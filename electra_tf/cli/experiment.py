@@ -168,17 +168,7 @@ def run(args) -> int:
         print_json(electra_mlm_experiment(args.run, args.data, args.batches, args.top_k))
         return 0
     if args.which == "torch-reference":
-        from electra_tf.experiments.torch_reference import torch_reference_experiment
-
-        torch_reference_experiment(
-            args.data,
-            recipe=args.recipe,
-            overrides=args.overrides,
-            eval_every=args.eval_every,
-            threads=args.threads,
-            output_dir=args.output_dir,
-        )
-        return 0
+        return _torch_reference(args)
 
     from electra_tf.experiments.efficiency import (
         ExperimentOptions,
@@ -213,6 +203,20 @@ def run(args) -> int:
     keys = ("objective", "generator_fraction", "train_flops", "steps", "median", "std")
     rows = [{k: r[k] for k in keys if k in r} for r in result["rows"]]
     print_json({**summary, "rows": rows, "files": result["files"]})
+    return 0
+
+
+def _torch_reference(args) -> int:
+    from electra_tf.experiments.torch_reference import torch_reference_experiment
+
+    torch_reference_experiment(
+        args.data,
+        recipe=args.recipe,
+        overrides=args.overrides,
+        eval_every=args.eval_every,
+        threads=args.threads,
+        output_dir=args.output_dir,
+    )
     return 0
 
 
