@@ -116,6 +116,7 @@ def build_step(args: StepOptions):
     """
     import tensorflow as tf
 
+    from electra_tf.pretraining.distribute import exact_gradient_sums
     from electra_tf.pretraining.pretrainer import ElectraPretrainer
 
     config = step_config(args)
@@ -129,6 +130,7 @@ def build_step(args: StepOptions):
     ]
     model = ElectraPretrainer(config)
     model.compile(jit_compile=args.xla)
+    exact_gradient_sums()  # as `fit` traces it
     step_function = tf.function(model.train_step, reduce_retracing=True)
     counter = [0]
 

@@ -28,6 +28,7 @@ __all__ = [
     "distributed_fit",
     "one_inter_op_thread",
     "prepare_devices",
+    "exact_gradient_sums",
 ]
 
 
@@ -69,6 +70,28 @@ def one_inter_op_thread(strategy: str = "default") -> None:
         tf.config.threading.set_inter_op_parallelism_threads(1)
     except RuntimeError:  # TensorFlow's runtime already started in this process
         pass
+
+
+def exact_gradient_sums() -> None:
+    """Turns Grappler's memory optimizer off for the functions this thread traces next.
+
+    On CPU its one rewrite is of large AddN nodes (the sums of a variable's gradients)
+    into AssignAdds on a temporary variable, applied in the order their inputs arrive.
+    TensorFlow's executor runs each kernel inline or on its pool by a cost estimate that
+    decays from 1e8 cycles by 0.9 per call, so from about the 90th step that order, and
+    the sums' last bits, changed between runs (docs/results/durability.md). A plain AddN
+    adds its inputs in one fixed order. Call before Keras traces the train function
+    (`ElectraPretrainer.fit` does); it changes only this thread's function options."""
+    from tensorflow.core.protobuf import config_pb2, rewriter_config_pb2
+    from tensorflow.python.eager import context
+
+    options = context.context().function_call_options
+    config = config_pb2.ConfigProto()
+    config.ParseFromString(options.config_proto_serialized)
+    config.graph_options.rewrite_options.memory_optimization = (
+        rewriter_config_pb2.RewriterConfig.NO_MEM_OPT
+    )
+    options.config_proto_serialized = config
 
 
 def prepare_devices(train) -> None:

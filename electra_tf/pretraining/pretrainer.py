@@ -245,7 +245,13 @@ class ElectraPretrainer(PortableSteps, keras.Model):
         (validation, class weights) are not available in that mode.
         """
         if backend.name() == "tensorflow":  # tf.distribute: not imported on a JAX or torch machine
-            from electra_tf.pretraining.distribute import distributed_fit, is_multi_worker
+            from electra_tf.pretraining.distribute import (
+                distributed_fit,
+                exact_gradient_sums,
+                is_multi_worker,
+            )
+
+            exact_gradient_sums()  # a run repeats bit for bit past ~90 steps
         if backend.name() == "tensorflow" and is_multi_worker(self.distribute_strategy):
             callbacks = list(callbacks or []) + self.objective.callbacks()
             if y is not None or any(v is not None for v in kwargs.values()):

@@ -282,3 +282,39 @@ def _check_from_recipe_and_a_plain_tuple_batch(run_eagerly):
     data = tf.data.Dataset.from_tensors((_batch(), tf.zeros([8]))).repeat()
     history = model.fit(data, steps_per_epoch=1, epochs=1, verbose=0).history
     assert np.isfinite(history["loss"][0])
+
+
+def _memory_optimization():
+    """This thread's function options: Grappler's memory-optimization setting, and
+    whether soft placement is on."""
+    from tensorflow.core.protobuf import config_pb2
+    from tensorflow.python.eager import context
+
+    config = config_pb2.ConfigProto()
+    config.ParseFromString(context.context().function_call_options.config_proto_serialized)
+    return config.graph_options.rewrite_options.memory_optimization, config.allow_soft_placement
+
+
+def test_fit_traces_its_step_without_grapplers_addn_rewrite():
+    """`fit` turns the memory optimizer off in its thread's function options before Keras
+    traces the step (its AddN rewrite summed gradients in arrival order: runs parted past
+    ~90 steps, durability.md), and leaves the options' other fields as they were."""
+    import threading
+
+    from tensorflow.core.protobuf import rewriter_config_pb2
+
+    seen = {}
+
+    def run():  # a fresh thread: its function options start as TensorFlow's default
+        seen["before"] = _memory_optimization()
+        model = ElectraPretrainer(tiny_config("train.warmup_steps=0"))
+        model.compile(run_eagerly=True)
+        model.fit(_dataset(batch=4), steps_per_epoch=1, epochs=1, verbose=0)
+        seen["after"] = _memory_optimization()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    off = rewriter_config_pb2.RewriterConfig.NO_MEM_OPT
+    assert seen["before"][0] != off
+    assert seen["after"] == (off, seen["before"][1])
