@@ -73,9 +73,6 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     from electra_tf.demo import DemoOptions, run_demo
-    from electra_tf.pretraining.distribute import one_inter_op_thread
-
-    one_inter_op_thread()  # before the probes run TensorFlow: its pre-training is repeatable
 
     report = run_demo(
         DemoOptions(

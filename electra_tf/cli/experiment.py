@@ -152,9 +152,6 @@ def _names(text: str, kind=str) -> list:
 
 def run(args) -> int:
     from electra_tf.config import ConfigError
-    from electra_tf.pretraining.distribute import one_inter_op_thread
-
-    one_inter_op_thread()  # each run of a comparison repeatable (single-device runs)
 
     if args.which == "adaptation-corpora":
         return _adaptation_corpora(args)

@@ -26,7 +26,6 @@ __all__ = [
     "is_multi_worker",
     "worker_info",
     "distributed_fit",
-    "one_inter_op_thread",
     "prepare_devices",
     "exact_gradient_sums",
 ]
@@ -49,27 +48,6 @@ def configure_cpu_devices(count: int) -> None:
             f"train.cpu_devices={count} must be set before TensorFlow initializes its devices; "
             "set it at the start of the process."
         ) from None
-
-
-def one_inter_op_thread(strategy: str = "default") -> None:
-    """On TensorFlow, a single-device run gets one inter-op thread (the intra-op pool, which
-    runs each op on all cores, is unchanged). With TensorFlow's default several, ops running
-    side by side made two runs of one seed differ from their first steps (Adam's moments of
-    the tied embeddings), so a resumed run could not end bit-identical to an uninterrupted
-    one; the step costs 1.02-1.04x (docs/results/durability.md). Past about a hundred steps
-    oneDNN's kernels still part two runs; `TF_ENABLE_ONEDNN_OPTS=0` removes that at about
-    1.3-1.4x the time, so it is the user's choice, not set here. TF_NUM_INTEROP_THREADS,
-    when set, wins, as does a runtime this process has already started (call this before
-    TensorFlow runs anything); multi-device strategies keep TensorFlow's default (their
-    replicas' ops run side by side)."""
-    if keras.config.backend() != "tensorflow" or os.environ.get("TF_NUM_INTEROP_THREADS"):
-        return
-    if strategy != "default":
-        return
-    try:
-        tf.config.threading.set_inter_op_parallelism_threads(1)
-    except RuntimeError:  # TensorFlow's runtime already started in this process
-        pass
 
 
 def exact_gradient_sums() -> None:
@@ -95,11 +73,9 @@ def exact_gradient_sums() -> None:
 
 
 def prepare_devices(train) -> None:
-    """What must come before TensorFlow's first op in a pre-training process: the inter-op
-    threads (`one_inter_op_thread`) and `train.cpu_devices` logical CPUs. `make_strategy`
-    calls it; a caller that runs TensorFlow first (a warm start reading its weights) calls
-    it before that."""
-    one_inter_op_thread(train.strategy)
+    """What must come before TensorFlow's first op in a pre-training process: the
+    `train.cpu_devices` logical CPUs. `make_strategy` calls it; a caller that runs
+    TensorFlow first (a warm start reading its weights) calls it before that."""
     if keras.config.backend() == "tensorflow":
         configure_cpu_devices(train.cpu_devices)
 

@@ -119,7 +119,6 @@ ALLOWED = {
     "pretraining/tensorflow_checkpoint.py:read_tensorflow_weights": (TF, "tf.train reader"),
     "pretraining/distribute.py:configure_cpu_devices": (TF, "tf.config devices"),
     "pretraining/distribute.py:make_strategy": (TF, "tf.distribute strategies"),
-    "pretraining/distribute.py:one_inter_op_thread": (TF, "tf.config threading"),
     "pretraining/distribute.py:is_multi_worker": (TF, "tf.distribute strategies"),
     "pretraining/distribute.py:distributed_fit": (TF, "multi-worker tf.data and errors"),
     "pretraining/evaluation.py:_token_counts": (TF, "tf.data input"),
