@@ -3,8 +3,8 @@
 export PATH=/work/main/.venv/bin:$PATH
 H=$(dirname $(readlink -f $0)); cd /tmp/det || exit 1
 date -u +"start %FT%TZ"
-for n in e1 e2; do TF_NUM_INTEROP_THREADS=2 bash $H/run_long.sh $n; done
-for s in 100 150; do echo "== e1 vs e2 at step $s: $(python $H/cmp.py e1/checkpoints/step-00000$s/ckpt e2/checkpoints/step-00000$s/ckpt 2>/dev/null | head -1)"; done
+for n in e1 e2; do TF_NUM_INTEROP_THREADS=2 bash $H/../pretrain-determinism-2026-11-30/run_long.sh $n; done
+for s in 100 150; do echo "== e1 vs e2 at step $s: $(python $H/../pretrain-determinism-2026-11-30/cmp.py e1/checkpoints/step-00000$s/ckpt e2/checkpoints/step-00000$s/ckpt 2>/dev/null | head -1)"; done
 date -u +"decision 1 done %FT%TZ"
 cd /tmp/det3; export NOMEM=1
 for arm in A2 B2 B2 A2; do
