@@ -53,12 +53,12 @@ def configure_cpu_devices(count: int) -> None:
 def exact_gradient_sums() -> None:
     """Turns Grappler's memory optimizer off for the functions this thread traces next.
 
-    On CPU its one rewrite is of large AddN nodes (the sums of a variable's gradients)
-    into AssignAdds on a temporary variable, applied in the order their inputs arrive.
-    TensorFlow's executor runs each kernel inline or on its pool by a cost estimate that
-    decays from 1e8 cycles by 0.9 per call, so from about the 90th step that order, and
-    the sums' last bits, changed between runs (docs/results/durability.md). A plain AddN
-    adds its inputs in one fixed order. Call before Keras traces the train function
+    On a CPU its one rewrite that changes results turns large AddN nodes (the sums of a
+    variable's gradients) into AssignAdds on a temporary variable, applied in the order
+    their inputs arrive. TensorFlow's executor runs each kernel inline or on its pool by a
+    cost estimate that decays from 1e8 cycles by 0.9 per call, so from about the 90th step
+    that order, and the sums' last bits, changed between runs (docs/results/durability.md).
+    A plain AddN adds its inputs in one fixed order. Call before Keras traces the train function
     (`ElectraPretrainer.fit` does); it changes only this thread's function options."""
     from tensorflow.core.protobuf import config_pb2, rewriter_config_pb2
     from tensorflow.python.eager import context
