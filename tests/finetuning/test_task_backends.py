@@ -16,7 +16,7 @@ import keras
 import numpy as np
 import pytest
 import task_backend_child as child
-from helpers import TESTS, backend_child_env
+from helpers import FASTER_XLA_FLAGS, TESTS, backend_child_env
 
 BACKENDS = ("jax", "torch")
 CHILD = TESTS / "finetuning" / "task_backend_child.py"
@@ -31,7 +31,8 @@ def runs(tmp_path_factory):
     results = {"tensorflow": dict(np.load(folder / "tensorflow.npz")), "folder": folder}
     for backend in BACKENDS:
         # One torch thread: on these shared cores torch's default threads spin.
-        env = dict(backend_child_env(backend, "", TESTS / "finetuning"), OMP_NUM_THREADS="1")
+        flags = FASTER_XLA_FLAGS if backend == "jax" else ""
+        env = dict(backend_child_env(backend, flags, TESTS / "finetuning"), OMP_NUM_THREADS="1")
         out = folder / f"{backend}.npz"
         done = subprocess.run(
             [sys.executable, str(CHILD), str(folder), str(out)],
