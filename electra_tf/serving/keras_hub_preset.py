@@ -102,7 +102,24 @@ def read_keras_hub_preset(preset_dir, dropout: float | None = None) -> ElectraEn
     """An `ElectraEncoder` (exact GELU) with the weights of a keras-hub ElectraBackbone preset."""
     import keras_hub
 
+    from electra_tf.layers.initializers import draws_skipped
+
     backbone = keras_hub.models.ElectraBackbone.from_preset(str(preset_dir))
+    with draws_skipped():  # every weight is set from the backbone below
+        encoder = _preset_encoder(backbone, dropout)
+    pairs = _pairs(encoder, backbone)
+    if {id(w) for w, _ in pairs} != {id(w) for w in encoder.weights}:
+        raise ValueError(
+            f"{preset_dir}: its ElectraBackbone does not give every weight of this package's "
+            "encoder; write the preset with `electra-tf export --format keras-hub`."
+        )
+    for ours, theirs in pairs:
+        ours.assign(theirs.numpy())
+    return encoder
+
+
+def _preset_encoder(backbone, dropout) -> ElectraEncoder:
+    """An `ElectraEncoder` of the backbone's sizes, built."""
     encoder = ElectraEncoder(
         vocabulary_size=backbone.vocab_size,
         num_layers=backbone.num_layers,
@@ -116,8 +133,6 @@ def read_keras_hub_preset(preset_dir, dropout: float | None = None) -> ElectraEn
         name="encoder",
     )
     encoder.build()
-    for ours, theirs in _pairs(encoder, backbone):
-        ours.assign(theirs.numpy())
     return encoder
 
 

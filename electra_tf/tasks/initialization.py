@@ -331,8 +331,9 @@ def _from_saved_model(path: Path, vocab_file):
             "can initialize fine-tuning (use a checkpoint or released weights otherwise)."
         )
     saved = json.loads(config_file.read_text())
-    encoder = ElectraEncoder(name="encoder", **saved["encoder"])
-    encoder.build()
+    with draws_skipped():  # every weight is read below, or the load raises
+        encoder = ElectraEncoder(name="encoder", **saved["encoder"])
+        encoder.build()
     reader = tf.train.load_checkpoint(str(path / "variables" / "variables"))
     for i, weight in enumerate(encoder.weights):
         key = f"encoder_weights/{i}/.ATTRIBUTES/VARIABLE_VALUE"

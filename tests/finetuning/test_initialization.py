@@ -8,9 +8,11 @@ from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
 from electra_tf.tasks.initialization import load_initialization
 
 
-def test_initialization_sources_agree(tmp_path):
+def test_initialization_sources_agree(tmp_path, monkeypatch):
+    """...and none of them draws random initial values for weights it then overwrites."""
     from helpers import tiny_config
 
+    from electra_tf.layers import initializers
     from electra_tf.pretraining.checkpoint import save_pretrainer
     from electra_tf.pretraining.pretrainer import ElectraPretrainer
     from electra_tf.serving.conversion import export_hugging_face
@@ -38,8 +40,18 @@ def test_initialization_sources_agree(tmp_path):
         hf["discriminator"],
     ]  # (a TF1 checkpoint records no head count: tests/serving/test_conversion.py)
     run = load_initialization(str(tmp_path / "run"))
+    draws = []
+    original = initializers._Skippable.__call__
+
+    def counted(self, shape, dtype=None):
+        draws.append(not initializers.skipping_draws())
+        return original(self, shape, dtype=dtype)
+
+    monkeypatch.setattr(initializers._Skippable, "__call__", counted)
     for source in sources:
+        draws.clear()
         init = load_initialization(str(source), vocab_file=str(vocab))
+        assert draws and not any(draws), (source, f"{sum(draws)} of {len(draws)} drawn")
         assert len(init.weights) == len(expected), source
         for got, want in zip(init.weights, expected):
             np.testing.assert_allclose(got, want, atol=1e-6, err_msg=str(source))
