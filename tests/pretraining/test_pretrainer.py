@@ -136,6 +136,44 @@ def test_one_and_two_replicas_make_the_same_update(mirrored_graph):
     _check_one_and_two_replicas(mirrored_graph, run_eagerly=True)
 
 
+def test_distributed_fit_ends_where_kerass_fit_does_and_runs_the_step_unconverted(
+    mirrored_graph,
+):
+    """`distributed_fit` (the multi-worker loop, here under the same two-CPU mirrored
+    strategy) makes Keras `fit`'s two steps, and traces the step without AutoGraph, as
+    Keras's `fit` does: the step is `keras.ops` code that JAX's tracer also runs."""
+    from tensorflow.python.autograph.core import ag_ctx
+
+    from electra_tf.pretraining.distribute import distributed_fit
+
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    config = tiny_config(
+        "model.dropout=0.0",
+        "train.batch_size=8",
+        "train.clip_norm=0.05",
+        "train.learning_rate=0.01",
+    )  # as `_one_step_weights`
+    keras.utils.set_random_seed(7)
+    with strategy.scope():
+        model = ElectraPretrainer(config)
+        model.compile()
+    step, statuses = model.train_step, []
+
+    def recorded_step(data):
+        statuses.append(ag_ctx.control_status_ctx().status)
+        return step(data)
+
+    model.train_step = recorded_step
+    data = tf.data.Dataset.from_tensors(_batch()).repeat(2)
+    distributed_fit(model, data, steps_per_epoch=2, epochs=1, verbose=0)
+    assert statuses and set(statuses) == {ag_ctx.Status.DISABLED}, statuses
+    _, reference = mirrored_graph
+    ours = [v.numpy() for v in model.trainable_variables]
+    assert len(ours) == len(reference)
+    for a, b in zip(ours, reference):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+
+
 @pytest.mark.slow
 def test_one_and_two_replicas_make_the_same_update_traced(mirrored_graph):
     _check_one_and_two_replicas(mirrored_graph, run_eagerly=False)
