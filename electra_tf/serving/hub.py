@@ -31,7 +31,12 @@ from electra_tf.data.inputs import pack_inputs
 from electra_tf.data.tokenizer import ElectraTokenizer
 from electra_tf.io.durable import publishing
 from electra_tf.models.generator import ElectraGenerator
-from electra_tf.serving.saved_model import ID_INPUTS, float32_discriminator, write_config_asset
+from electra_tf.serving.saved_model import (
+    ID_INPUTS,
+    STAGED,
+    float32_discriminator,
+    write_config_asset,
+)
 
 __all__ = ["HubEncoder", "HubPreprocessor", "export_hub"]
 
@@ -50,7 +55,7 @@ def _inputs(inputs):
 class _HubMlm(AutoTrackable):
     def __init__(self, generator):
         self._keras = types.SimpleNamespace(generator=generator)  # not saved: see HubEncoder
-        self.__call__ = tf.function(self._forward)
+        self.__call__ = tf.function(self._forward, **STAGED)
         spec = {
             **_INPUT_SPEC,
             "masked_lm_positions": tf.TensorSpec(
@@ -92,12 +97,12 @@ class HubEncoder(AutoTrackable):
         self.variables = [v.value for v in keras_variables]
         self.trainable_variables = [v.value for v in keras_variables if v.trainable]
         self.regularization_losses = []
-        self.__call__ = tf.function(self._forward)
+        self.__call__ = tf.function(self._forward, **STAGED)
         for training in (False, True):
             self.__call__.get_concrete_function(_INPUT_SPEC, training=training)
-        self.serving = tf.function(self._signature, input_signature=[_INPUT_SPEC])
+        self.serving = tf.function(self._signature, input_signature=[_INPUT_SPEC], **STAGED)
         # Keras 3's TFSMLayer passes one dict positionally: `call_endpoint="serve"`.
-        self.serve = tf.function(self._signature, input_signature=[_INPUT_SPEC])
+        self.serve = tf.function(self._signature, input_signature=[_INPUT_SPEC], **STAGED)
 
     def _signature(self, inputs):
         """The `serving_default` signature: lists are not allowed there, so the per-layer
@@ -125,12 +130,12 @@ class HubPreprocessor(AutoTrackable):
         self.tokenizer = tokenizer
         self.seq_length = seq_length
         self.__call__ = tf.function(
-            self._preprocess, input_signature=[tf.TensorSpec([None], tf.string)]
+            self._preprocess, input_signature=[tf.TensorSpec([None], tf.string)], **STAGED
         )
         self.tokenize = tf.function(
-            self._tokenize, input_signature=[tf.TensorSpec([None], tf.string)]
+            self._tokenize, input_signature=[tf.TensorSpec([None], tf.string)], **STAGED
         )
-        self.bert_pack_inputs = tf.function(self._pack)
+        self.bert_pack_inputs = tf.function(self._pack, **STAGED)
         length = tf.TensorSpec([], tf.int32)
         words = tf.RaggedTensorSpec([None, None, None], tf.int32, ragged_rank=2)
         for count in (1, 2):
