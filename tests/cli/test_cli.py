@@ -345,11 +345,13 @@ def test_experiment_objectives_default_per_experiment_and_are_kept_as_given(monk
     capsys.readouterr()
 
 
-def test_two_pretrain_runs_at_tensorflows_default_threads_end_equal(tmp_path):
-    """`pretrain` on TensorFlow keeps its default inter-op threads (one was set before the
-    AddN rewrite was found and turned off: docs/results/durability.md), and two runs of one
-    seed in fresh processes end with equal variables, bit for bit."""
-    data = write_packed(tmp_path / "data", n=16, seq=16, shards=1)
+@pytest.fixture(scope="module")
+def default_thread_runs(tmp_path_factory):
+    """Two 3-step `pretrain` runs of one seed, each in a fresh process at TensorFlow's
+    default inter-op threads, on data whose manifest names its vocabulary (so a run can
+    also be an `--init` source): (folder, data glob, each probe's stdout)."""
+    folder = tmp_path_factory.mktemp("default_threads")
+    data = packed_with_vocabulary(folder / "data", n=16)
     probe = (
         "import sys\nfrom electra_tf.cli import main\nimport tensorflow as tf\n"
         "code = main(sys.argv[1:])\n"
@@ -358,15 +360,26 @@ def test_two_pretrain_runs_at_tensorflows_default_threads_end_equal(tmp_path):
     argv = ["pretrain", "--data", data, "--verbose", "0", *_SMALL, "--steps", "3",
             "--batch-size", "8"]  # fmt: skip
     environment = {k: v for k, v in os.environ.items() if k != "TF_NUM_INTEROP_THREADS"}
+    printed = {}
     for name in ("a", "b"):
         out = subprocess.run(
-            [sys.executable, "-c", probe, *argv, "--output-dir", str(tmp_path / name)],
+            [sys.executable, "-c", probe, *argv, "--output-dir", str(folder / name)],
             capture_output=True, text=True, env=environment,
         )  # fmt: skip
         assert out.returncode == 0, out.stderr[-2000:]
-        assert out.stdout.split()[-2:] == ["0", "0"]
+        printed[name] = out.stdout
+    return folder, data, printed
+
+
+def test_two_pretrain_runs_at_tensorflows_default_threads_end_equal(default_thread_runs):
+    """`pretrain` on TensorFlow keeps its default inter-op threads (one was set before the
+    AddN rewrite was found and turned off: docs/results/durability.md), and two runs of one
+    seed in fresh processes end with equal variables, bit for bit."""
+    folder, _, printed = default_thread_runs
+    for name in ("a", "b"):
+        assert printed[name].split()[-2:] == ["0", "0"], name
     a, b = (
-        tf.train.load_checkpoint(str(tmp_path / name / "checkpoints" / "step-00000003" / "ckpt"))
+        tf.train.load_checkpoint(str(folder / name / "checkpoints" / "step-00000003" / "ckpt"))
         for name in ("a", "b")
     )
     names = [n for n in a.get_variable_to_shape_map() if "_CHECKPOINTABLE" not in n]
@@ -375,20 +388,20 @@ def test_two_pretrain_runs_at_tensorflows_default_threads_end_equal(tmp_path):
         np.testing.assert_array_equal(a.get_tensor(n), b.get_tensor(n), err_msg=n)
 
 
-def test_a_warm_start_on_several_logical_cpus_sets_them_up_before_reading_its_weights(tmp_path):
+def test_a_warm_start_on_several_logical_cpus_sets_them_up_before_reading_its_weights(
+    default_thread_runs, tmp_path
+):
     """`train.cpu_devices` must be set before TensorFlow's first op, and `--init` reads its
     weights before the strategy is made: the devices are set up first (it was refused:
-    "train.cpu_devices=2 must be set before TensorFlow initializes its devices")."""
-    data = packed_with_vocabulary(tmp_path / "data", n=16)
-    common = ["--data", data, "--verbose", "0", *_SMALL, "--steps", "1", "--batch-size", "8"]
-    for argv in (
-        ["pretrain", *common, "--output-dir", str(tmp_path / "first")],
-        ["pretrain", *common, "--output-dir", str(tmp_path / "warm"), "--init",
-         str(tmp_path / "first"), "--set", "train.strategy=mirrored", "--set",
-         "train.cpu_devices=2"],
-    ):  # fmt: skip
-        out = subprocess.run(
-            [sys.executable, "-m", "electra_tf.cli", *argv], capture_output=True, text=True
-        )
-        assert out.returncode == 0, out.stderr[-2000:]
+    "train.cpu_devices=2 must be set before TensorFlow initializes its devices"). Its
+    source is one of the runs above."""
+    folder, data, _ = default_thread_runs
+    argv = ["pretrain", "--data", data, "--verbose", "0", *_SMALL, "--steps", "1",
+            "--batch-size", "8", "--output-dir", str(tmp_path / "warm"), "--init",
+            str(folder / "a"), "--set", "train.strategy=mirrored", "--set",
+            "train.cpu_devices=2"]  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-m", "electra_tf.cli", *argv], capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
     assert json.loads((tmp_path / "warm" / "last_run.json").read_text())
