@@ -25,10 +25,12 @@ CHILD = TESTS / "finetuning" / "task_backend_child.py"
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     folder = tmp_path_factory.mktemp("task_backends")
-    for name, model in child.models().items():
+    models = child.models()
+    for name, model in models.items():
         model.save_weights(folder / f"{name}.weights.h5")
     child.run(folder, folder / "tensorflow.npz")
     results = {"tensorflow": dict(np.load(folder / "tensorflow.npz")), "folder": folder}
+    results["names"], results["shift_free"] = list(models), _shift_free(models)
     for backend in BACKENDS:
         # One torch thread: on these shared cores torch's default threads spin.
         flags = FASTER_XLA_FLAGS if backend == "jax" else ""
@@ -63,20 +65,20 @@ def test_fine_tuning_on_the_backend_ends_where_tensorflow_does(runs, backend):
     assert str(ours["backend"]) == backend
     ours.pop("export_refusal")
     assert ours.keys() == reference.keys()
-    shift_free = _shift_free(child.models())
+    shift_free = runs["shift_free"]
     assert len(shift_free) == 2
     for key, value in reference.items():
         if key == "backend" or key in shift_free:
             continue
         np.testing.assert_allclose(ours[key], value, rtol=1e-5, atol=2e-6, err_msg=key)
-    for name in child.models():  # teeth: training moved every model's outputs
+    for name in runs["names"]:  # teeth: training moved every model's outputs
         moved = np.max(np.abs(reference[f"{name}.after"] - reference[f"{name}.before"]))
         assert moved > 1e-3, name
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_model_saved_on_the_backend_loads_on_tensorflow_with_its_outputs(runs, backend):
-    for name in child.models():
+    for name in runs["names"]:
         model = keras.saving.load_model(runs["folder"] / f"{name}.{backend}.keras")
         outputs = child.outputs(model, child.data()[name][1])
         np.testing.assert_allclose(outputs, runs[backend][f"{name}.after"], atol=1e-6, err_msg=name)
