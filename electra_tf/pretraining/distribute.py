@@ -168,7 +168,7 @@ def distributed_fit(
     def make_step():
         # Unconverted, as Keras's own fit traces its step: the step is plain `keras.ops` code
         # that JAX's tracer also runs, so AutoGraph has nothing to convert, and converting
-        # it cost each worker about 5 CPU-seconds of its first step (same weights after).
+        # it cost each worker about 4 CPU-seconds of its first step (same weights after).
         @tf.function(autograph=False)
         def one_step(iterator):
             logs = strategy.run(model.train_step, args=(next(iterator),))

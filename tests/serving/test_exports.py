@@ -418,9 +418,11 @@ def test_the_encoder_signatures_are_traced_without_autograph(exported):
         assert {name: f._autograph for name, f in functions.items()} == dict.fromkeys(
             functions, False
         ), jit_compile
-    encoder, preprocessor = HubEncoder(discriminator), HubPreprocessor(tokenizer, seq_length=16)
+    encoder = HubEncoder(discriminator, exported["model"].generator)  # with its `.mlm`
+    preprocessor = HubPreprocessor(tokenizer, seq_length=16)
     hub = {"encoder.__call__": encoder.__call__, "encoder.serving": encoder.serving,
-           "encoder.serve": encoder.serve, "preprocessor.__call__": preprocessor.__call__,
+           "encoder.serve": encoder.serve, "encoder.mlm.__call__": encoder.mlm.__call__,
+           "preprocessor.__call__": preprocessor.__call__,
            "preprocessor.tokenize": preprocessor.tokenize,
            "preprocessor.bert_pack_inputs": preprocessor.bert_pack_inputs}  # fmt: skip
     assert {name: f._autograph for name, f in hub.items()} == dict.fromkeys(hub, False)
