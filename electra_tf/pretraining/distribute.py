@@ -136,6 +136,36 @@ def _scalar(value):
     return float(value.numpy()) if hasattr(value, "numpy") else float(value)
 
 
+def _traced_steps(model, strategy):
+    """`one_step(iterator)`: `model.train_step` on the next global batch in `strategy.run`,
+    its logs averaged over replicas; traced once per objective state (two-stage switches
+    mid-run)."""
+
+    def make_step():
+        # Unconverted, as Keras's own fit traces its step: the step is plain `keras.ops` code
+        # that JAX's tracer also runs, so AutoGraph has nothing to convert, and converting
+        # it cost each worker about 4 CPU-seconds of its first step (same weights after).
+        @tf.function(autograph=False)
+        def step(iterator):
+            logs = strategy.run(model.train_step, args=(next(iterator),))
+            return {
+                name: strategy.reduce(tf.distribute.ReduceOp.MEAN, value, axis=None)
+                for name, value in logs.items()
+            }
+
+        return step
+
+    steps = {}
+
+    def one_step(iterator):
+        key = model.objective.trace_key() if hasattr(model, "objective") else ()
+        if key not in steps:
+            steps[key] = make_step()
+        return steps[key](iterator)
+
+    return one_step
+
+
 def distributed_fit(
     model, x, *, epochs=1, steps_per_epoch=None, callbacks=None, verbose=1, initial_epoch=0
 ):
@@ -165,28 +195,7 @@ def distributed_fit(
         steps=steps_per_epoch,
     )
 
-    def make_step():
-        # Unconverted, as Keras's own fit traces its step: the step is plain `keras.ops` code
-        # that JAX's tracer also runs, so AutoGraph has nothing to convert, and converting
-        # it cost each worker about 4 CPU-seconds of its first step (same weights after).
-        @tf.function(autograph=False)
-        def one_step(iterator):
-            logs = strategy.run(model.train_step, args=(next(iterator),))
-            return {
-                name: strategy.reduce(tf.distribute.ReduceOp.MEAN, value, axis=None)
-                for name, value in logs.items()
-            }
-
-        return one_step
-
-    steps = {}  # one traced step per objective state (two-stage switches mid-run)
-
-    def one_step(iterator):
-        key = model.objective.trace_key() if hasattr(model, "objective") else ()
-        if key not in steps:
-            steps[key] = make_step()
-        return steps[key](iterator)
-
+    one_step = _traced_steps(model, strategy)
     model.stop_training = False
     callback_list.on_train_begin()
     iterator = iter(x)

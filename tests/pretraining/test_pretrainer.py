@@ -103,7 +103,8 @@ def _check_total_loss(run_eagerly):
     assert again == logs  # evaluation draws the same masks every time
 
 
-def _one_step_weights(strategy, jit=False, config_overrides=(), run_eagerly=False):
+def _one_step_model(strategy, jit=False, config_overrides=(), run_eagerly=False):
+    """The seeded, compiled pretrainer of `_one_step_weights`, built under `strategy`."""
     config = tiny_config(
         "model.dropout=0.0",
         "train.batch_size=8",
@@ -115,6 +116,11 @@ def _one_step_weights(strategy, jit=False, config_overrides=(), run_eagerly=Fals
     with strategy.scope():
         model = ElectraPretrainer(config)
         model.compile(jit_compile=jit, run_eagerly=run_eagerly)
+    return model
+
+
+def _one_step_weights(strategy, jit=False, config_overrides=(), run_eagerly=False):
+    model = _one_step_model(strategy, jit, config_overrides, run_eagerly)
     data = tf.data.Dataset.from_tensors(_batch()).repeat(2)
     if strategy.num_replicas_in_sync > 1:
         data = strategy.experimental_distribute_dataset(data)
@@ -146,17 +152,7 @@ def test_distributed_fit_ends_where_kerass_fit_does_and_runs_the_step_unconverte
 
     from electra_tf.pretraining.distribute import distributed_fit
 
-    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
-    config = tiny_config(
-        "model.dropout=0.0",
-        "train.batch_size=8",
-        "train.clip_norm=0.05",
-        "train.learning_rate=0.01",
-    )  # as `_one_step_weights`
-    keras.utils.set_random_seed(7)
-    with strategy.scope():
-        model = ElectraPretrainer(config)
-        model.compile()
+    model = _one_step_model(tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]))
     step, statuses = model.train_step, []
 
     def recorded_step(data):

@@ -401,7 +401,7 @@ def test_release_script_writes_and_checks_every_format_in_a_fresh_process(export
 def test_the_encoder_signatures_are_traced_without_autograph(exported):
     """Every signature of the encoder export, the pass `--xla` compiles, and every function
     of the hub pair is a `tf.function` without AutoGraph (converting their call tree took
-    about half of an export's time: the hub pair 9.6 CPU-s, 5-6 without); the exports
+    about half of an export's time: the hub pair 9.5 CPU-s, 6.6 without); the exports
     answering as Keras are checked above."""
     from electra_tf.data.tokenizer import ElectraTokenizer
     from electra_tf.serving.hub import HubEncoder, HubPreprocessor
