@@ -121,6 +121,7 @@ ALLOWED = {
     "pretraining/distribute.py:make_strategy": (TF, "tf.distribute strategies"),
     "pretraining/distribute.py:is_multi_worker": (TF, "tf.distribute strategies"),
     "pretraining/distribute.py:distributed_fit": (TF, "multi-worker tf.data and errors"),
+    "pretraining/distribute.py:_traced_steps": (TF, "tf.function of the multi-worker step"),
     "pretraining/evaluation.py:_token_counts": (TF, "tf.data input"),
     "pretraining/evaluation.py:bigram_detector": (TF, "tf.data input"),
     "pretraining/evaluation.py:held_out_report": (TF, "tf.data input"),
