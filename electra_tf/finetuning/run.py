@@ -32,6 +32,7 @@ from electra_tf.datasets.tasks import Task, get_task
 from electra_tf.finetuning.engine import train_seed
 from electra_tf.finetuning.request import check_request
 from electra_tf.io.durable import recover_folder, write_atomic
+from electra_tf.ops import op_stacks
 from electra_tf.tasks.config import FinetuneConfig, load_finetune_recipe
 from electra_tf.tasks.initialization import Initialization, load_initialization
 from electra_tf.tasks.model_folder import read_model_info, write_model_folder
@@ -284,11 +285,14 @@ def finetune(
     log = (lambda line: progress(f"[finetune] {task.name} {line}")) if progress else None
     _log_rates(log, init, config)
     info = _model_info(task, init, config, request)
-    runs, best, kept_model = _train_seeds(job, init, config, folder, info, log)
-    if kept_model is None:  # every seed was done already: read the kept model
-        from electra_tf.tasks.model_folder import load_finetuned
+    with op_stacks.fixed():  # this call's graphs: one op-creation stack (ELECTRA_TF_OP_STACKS)
+        runs, best, kept_model = _train_seeds(job, init, config, folder, info, log)
+        if kept_model is None:  # every seed was done already: read the kept model
+            from electra_tf.tasks.model_folder import load_finetuned
 
-        kept_model, _ = load_finetuned(folder)
+            kept_model, _ = load_finetuned(folder)
+        predictions = _write_predictions(job, folder, kept_model, log)
+        cut_rows = _cut_rows(job, kept_model, config, log)
     report = {
         "task": task.name,
         "init": init.source,
@@ -300,8 +304,8 @@ def finetune(
         "summary": summarize(runs, job.splits()),
         "kept": {"seed": best["seed"], "epoch": best["best_epoch"], "selected_on": job.selection},
         "model": str(folder / "model"),
-        "predictions": _write_predictions(job, folder, kept_model, log),
-        "cut_rows": _cut_rows(job, kept_model, config, log),
+        "predictions": predictions,
+        "cut_rows": cut_rows,
         "seconds": round(time.perf_counter() - started, 1),
     }
     _write_results(folder, report, job)

@@ -23,6 +23,7 @@ from electra_tf.config import ConfigError, ElectraConfig
 from electra_tf.data.pipeline import pretraining_dataset
 from electra_tf.data.tfrecords import check_first_record, count_records, resolve_files
 from electra_tf.io.durable import os_reason, probe_writable, write_atomic
+from electra_tf.ops import op_stacks
 from electra_tf.pretraining import worker_watch
 from electra_tf.pretraining.callbacks import (
     FlopsBudget,
@@ -277,8 +278,7 @@ def _step_scalars(output_dir: Path, train, is_chief: bool) -> StepScalars:
 
 
 def _resume(checkpointer: Checkpointer, config, output_dir, resume: bool):
-    """Restores the newest checkpoint that verifies and reads: (its step, the batches the
-    run had read), or None."""
+    """Restores the newest checkpoint that verifies and reads: (its step, batches read), or None."""
     while (latest := checkpointer.latest()) is not None:
         if not resume:
             raise ConfigError(
@@ -359,7 +359,7 @@ def _fit(model, dataset, steps: int, callbacks, verbose, checkpointer) -> dict:
     if watch is not None:
         callbacks = [*callbacks, StepWatch(watch, lambda: _latest_name(checkpointer))]
     try:
-        with worker_watch.training(watch):
+        with worker_watch.training(watch), op_stacks.fixed():
             history = model.fit(
                 dataset, epochs=1, steps_per_epoch=steps, callbacks=callbacks, verbose=verbose
             )

@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 from helpers import scratch_init_one_layer, shuffle_warnings, write_lines
+from tensorflow.python.framework import ops
 
 from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
 from electra_tf.datasets.readers import (
@@ -50,7 +51,12 @@ def test_a_short_fine_tune_beats_the_majority_class(tmp_path, recwarn):
         seeds=2,
         max_seq_length=16,
     )
-    report = finetune(task, init, data, config, output_dir=tmp_path / "out", progress=None)
+    lines = []  # with the op-creation stack each saw (electra_tf.ops.op_stacks)
+    report = finetune(
+        task, init, data, config, tmp_path / "out", lambda x: lines.append((x, type(ops.tf_stack)))
+    )
+    trained = {kind.__name__ for line, kind in lines if "] sst2 seed " in line}
+    assert trained == {"_OneStack"} and type(ops.tf_stack).__name__ != "_OneStack"
     accuracy = report["summary"]["dev/accuracy"]
     assert accuracy["median"] > majority + 0.15 and accuracy["n"] == 2
     assert report["runs"][0]["train_loss"][-1] < report["runs"][0]["train_loss"][0]
