@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# RULE.md: issue 57.2 on the AVX2 machine; the fine-tuning part of ../avx2-2026-12-01/run.sh.
+# From a clone with `pip install -e ".[test]"`, run from outside the clone's root (cd /tmp).
+# QA files: ../qa-2026-11-27/make_data.py, then ../qa-speed-2026-11-27/make_subset.py into $QA.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+DATA=${DATA:?electra-tf download cache (absolute)}
+QA=${QA:-/tmp/qa-bench}  M=${M:-$DATA/models/all-MiniLM-L6-v2}
+lscpu > "$HERE/lscpu.txt"
+electra-tf bench finetune --task reviews --impls electra_tf,pytorch --rounds 3 \
+  --batches ours --data-dir "$DATA" --out "$HERE/reviews.jsonl"
+electra-tf bench finetune --task long --seq 256 --train-examples 192 --dev-examples 64 \
+  --epochs 1 --impls electra_tf,pytorch --rounds 3 --batches ours --data-dir "$DATA" \
+  --out "$HERE/long.jsonl"
+electra-tf bench qa --init "$M" --train "$QA/train.json" --dev "$QA/dev.json" --epochs 2 \
+  --rounds 3 --out "$HERE/qa.jsonl"
