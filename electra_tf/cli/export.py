@@ -219,13 +219,6 @@ def run(args) -> int:
     # TensorFlow is not installed, the forms that need it are refused in one sentence.
     if importlib.util.find_spec("tensorflow") is not None:
         select_backend("tensorflow", getattr(args, "argv", sys.argv[1:]))
-    from electra_tf.ops import op_stacks
-
-    with op_stacks.fixed():  # the export's graphs: one op-creation stack (ELECTRA_TF_OP_STACKS)
-        return _export(args)
-
-
-def _export(args) -> int:
     from electra_tf.pretraining.checkpoint import load_pretrainer
     from electra_tf.serving.formats import export_model
     from electra_tf.tasks.initialization import source_kind
