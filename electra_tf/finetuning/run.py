@@ -32,7 +32,7 @@ from electra_tf.datasets.tasks import Task, get_task
 from electra_tf.finetuning.engine import train_seed
 from electra_tf.finetuning.request import check_request
 from electra_tf.io.durable import recover_folder, write_atomic
-from electra_tf.ops import op_stacks
+from electra_tf.ops import grappler, op_stacks
 from electra_tf.tasks.config import FinetuneConfig, load_finetune_recipe
 from electra_tf.tasks.initialization import Initialization, load_initialization
 from electra_tf.tasks.model_folder import read_model_info, write_model_folder
@@ -285,7 +285,9 @@ def finetune(
     log = (lambda line: progress(f"[finetune] {task.name} {line}")) if progress else None
     _log_rates(log, init, config)
     info = _model_info(task, init, config, request)
-    with op_stacks.fixed():  # this call's graphs: one op-creation stack (ELECTRA_TF_OP_STACKS)
+    # This call's graphs: one op-creation stack, and no Grappler rewrites (each module says
+    # why; ELECTRA_TF_OP_STACKS=1 and ELECTRA_TF_GRAPPLER=1 turn them back).
+    with op_stacks.fixed(), grappler.off():
         runs, best, kept_model = _train_seeds(job, init, config, folder, info, log)
         if kept_model is None:  # every seed was done already: read the kept model
             from electra_tf.tasks.model_folder import load_finetuned
