@@ -1,10 +1,11 @@
 """Graph ops traced by the package's own jobs keep one fixed creation stack.
 
 TensorFlow records, for every op it adds to a graph, the Python stack that created it
-(`tf_stack.extract_stack`, about 30 us an op on 2 AVX2 cores), and reads it only when that
-op fails at run time, to print "defined at" lines under the error. A fine-tuning call traces
-tens of thousands of ops (the train step and its gradients, the dev pass, the exports): the
-recording is about a tenth of the first `fit` call's CPU time (docs/results/finetuning.md).
+(`tf_stack.extract_stack`, 30-100 us an op on 2 AVX2 cores, more the deeper the stack), and
+reads it only when that op fails at run time, to print "defined at" lines under the error.
+A fine-tuning call traces about ten thousand ops (the train step and its gradients, the dev
+pass): the recording is about a tenth of the first `fit` call's CPU time
+(docs/results/finetuning.md).
 
 Inside `fixed()` every op gets one stack instead, made once here: a failing op's message
 still names the op (its node name and type) and its "defined at" line names this module's
