@@ -32,7 +32,7 @@ from electra_tf.datasets.tasks import Task, get_task
 from electra_tf.finetuning.engine import train_seed
 from electra_tf.finetuning.request import check_request
 from electra_tf.io.durable import recover_folder, write_atomic
-from electra_tf.ops import grappler, op_stacks
+from electra_tf.runtime import grappler, op_stacks
 from electra_tf.tasks.config import FinetuneConfig, load_finetune_recipe
 from electra_tf.tasks.initialization import Initialization, load_initialization
 from electra_tf.tasks.model_folder import read_model_info, write_model_folder

@@ -23,7 +23,6 @@ from electra_tf.config import ConfigError, ElectraConfig
 from electra_tf.data.pipeline import pretraining_dataset
 from electra_tf.data.tfrecords import check_first_record, count_records, resolve_files
 from electra_tf.io.durable import os_reason, probe_writable, write_atomic
-from electra_tf.ops import op_stacks
 from electra_tf.pretraining import worker_watch
 from electra_tf.pretraining.callbacks import (
     FlopsBudget,
@@ -47,6 +46,7 @@ from electra_tf.pretraining.run_config import (
     with_absolute_paths,
 )
 from electra_tf.pretraining.warm_start import apply_warm_start
+from electra_tf.runtime import op_stacks
 
 __all__ = [
     "RunResult",

@@ -52,7 +52,7 @@ def test_a_short_fine_tune_beats_the_majority_class(tmp_path, recwarn):
         seeds=2,
         max_seq_length=16,
     )
-    lines = []  # with what each saw: the op-creation stack (ops.op_stacks), Grappler (ops.grappler)
+    lines = []  # with what each saw: the op-creation stack and Grappler (electra_tf.runtime)
     grappler_off = lambda: tf.config.optimizer.get_experimental_options()["disable_meta_optimizer"]  # noqa: E731
     report = finetune(
         task, init, data, config, tmp_path / "out",

@@ -58,7 +58,6 @@ ALLOWED = {
     ),
     "ops/losses.py:discriminator_loss": (FAST, "twin: portable.sigmoid_cross_entropy"),
     "ops/losses.py:copy_mixture_loss": (FAST, "twin: portable.copy_mixture_loss"),
-    "ops/grappler.py:_optimizer_config": (TF, "TensorFlow's graph-rewrite switch (config)"),
     "ops/random.py:_u32": (HELPER, "32-bit words of the counter hash"),
     "ops/random.py:fmix32": (HELPER, "twin: portable.fmix32"),
     "ops/random.py:_absorb": (HELPER, "counter hash step"),

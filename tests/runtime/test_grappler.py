@@ -3,7 +3,7 @@
 import tensorflow as tf
 from tensorflow.python.eager import context
 
-from electra_tf.ops import grappler
+from electra_tf.runtime import grappler
 
 
 def _ops_run() -> set[str]:

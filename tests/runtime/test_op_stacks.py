@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 from tensorflow.python.framework import ops
 
-from electra_tf.ops import op_stacks
+from electra_tf.runtime import op_stacks
 
 HINT = "record_with_ELECTRA_TF_OP_STACKS_1"
 
