@@ -16,6 +16,7 @@ LAYERS = [
     "config",
     "io",
     "metrics",
+    "runtime",
     "ops",
     "data",
     "datasets",
