@@ -7,21 +7,24 @@ callback, scores dev after every epoch with the task's metric, keeps the best
 epoch's weights, writes a resume checkpoint and stops after `patience` epochs
 without a gain. Everything lands in `folder` (`seed-N/`):
 
-- `epoch-E/`: the model, its optimizer and random state after epoch E, with
-  `state.json` (the dev history and the best so far) and `record.json`. The
-  files are written when the epoch ends; a thread hashes, syncs and publishes
-  (renames) the folder while the next epoch trains, then deletes the older ones
-  but the best epoch's, so a run killed at any point resumes from its last
-  epoch and still has its best weights;
+- `epoch-E/`, for each epoch but the last: the model, its optimizer and random
+  state after epoch E, with `state.json` (the dev history and the best so far)
+  and `record.json`. The files are written when the epoch ends; a thread hashes,
+  syncs and publishes (renames) the folder while the next epoch trains, then
+  deletes the older ones but the best epoch's, so a run killed at any point
+  resumes from its last epoch and still has its best weights;
 - `best.weights.h5` and `best.json`: the best epoch's weights, written once when
-  the seed's epochs are done (from memory, or from the best epoch's checkpoint
-  after a resume);
-- `result.json`, written last: the best epoch's scores on every split.
+  the last epoch ends (from memory, or from the best epoch's checkpoint after a
+  resume), then `trained.json`, the seed's history (the last epoch needs no
+  resume checkpoint: no epoch follows it);
+- `result.json`, written last: the best epoch's scores on every split (then the
+  checkpoints and `trained.json` are deleted).
 
-A re-run finds `result.json` and reuses it, or the newest `epoch-E/` that
-verifies and goes on from there: the batch order of an epoch depends only on
-the seed and the epoch (`electra_tf.data.batching`), so the resumed run sees
-what the uninterrupted one would have.
+A re-run finds `result.json` and reuses it, or `trained.json` and goes on to the
+scores, or the newest `epoch-E/` that verifies and goes on from there: the batch
+order of an epoch depends only on the seed and the epoch
+(`electra_tf.data.batching`), so the resumed run sees what the uninterrupted one
+would have.
 """
 
 from __future__ import annotations
@@ -66,6 +69,7 @@ from electra_tf.tasks.optimizer import finetuning_optimizer
 __all__ = ["EpochSelection", "train_seed", "read_json", "better", "write_best", "collapse_warning"]
 
 _EPOCH = re.compile(r"^epoch-(\d+)$")
+TRAINED = "trained.json"  # the seed's history once its last epoch's best weights are out
 
 
 def read_json(path) -> dict | None:
@@ -107,9 +111,9 @@ class EpochSelection(keras.callbacks.Callback):
         config: the run's `FinetuneConfig`, whose epochs and learning rate that line names
             (None: it names the settings only).
 
-    `best_weights` holds the best epoch's weights once this fit has seen it; the last
-    epoch's checkpoint may still be publishing until `wait_for_checkpoint()` (called
-    when training ends).
+    `best_weights` holds the best epoch's weights once this fit has seen it. When the
+    last epoch ends (all epochs, or patience), the model is set to the best epoch's
+    weights, which are written with the history (`_write_last`).
     """
 
     def __init__(self, job, folder: Path, state: dict, patience: int = 0, log=None, config=None):
@@ -149,7 +153,10 @@ class EpochSelection(keras.callbacks.Callback):
         since = entry["epoch"] - self.state["best"]["epoch"] if self.state.get("best") else 0
         stop = bool(self.patience) and since >= self.patience
         self.state["stopped"] = stop
-        self._write_epoch(entry["epoch"])
+        if stop or entry["epoch"] >= (self.params or {}).get("epochs", math.inf):
+            self._write_last()
+        else:
+            self._write_epoch(entry["epoch"])
         if self.log:
             shown = ", ".join(f"{k} {v:.4f}" for k, v in scores.items())
             mark = " (best)" if since == 0 else ""
@@ -184,6 +191,22 @@ class EpochSelection(keras.callbacks.Callback):
             target=self._publish, args=(epoch, scratch, keep), name=f"publish {final.name}"
         )  # not a daemon: a process that ends while it publishes waits for it
         self._writer.start()
+
+    def _write_last(self) -> None:
+        """The last epoch's end: no resume checkpoint (no epoch follows, so Adam's moments
+        are never read again), but the best epoch's weights (`best.weights.h5`, the model
+        holds them after) and then `trained.json`, the seed's history: from here a rerun
+        goes straight to scoring the other splits."""
+        self.wait_for_checkpoint()
+        if self.state.get("best") is not None:
+            _best_weights(self.model, self.folder, self.state["best"], self)
+        try:
+            write_atomic(self.folder / TRAINED, json.dumps(self.state, indent=2) + "\n")
+        except OSError as error:
+            raise ConfigError(
+                f"Could not write {self.folder / TRAINED} ({os_reason(error)}); free space "
+                "or choose a writable --output-dir, then rerun: the best weights are written."
+            ) from None
 
     def _publish(self, epoch: int, scratch: Path, keep: set) -> None:
         final = self.folder / f"epoch-{epoch:04d}"
@@ -246,8 +269,8 @@ def write_best(model, folder: Path, entry: dict) -> None:
         scratch.unlink(missing_ok=True)
         raise ConfigError(
             f"Could not write the best epoch's weights into {folder} ({os_reason(error)}); "
-            "free space or choose a writable --output-dir, then rerun to resume: the epoch's "
-            "checkpoint holds them."
+            "free space or choose a writable --output-dir, then rerun: it resumes from the "
+            "newest epoch checkpoint."
         ) from None
 
 
@@ -305,8 +328,14 @@ def _best_weights(model, folder: Path, best: dict, selection) -> None:
 
 
 def _resume(model, folder: Path, log) -> tuple[int, dict, dict | None]:
-    """(epochs done, state, torch's generator states or None) from the newest epoch
-    checkpoint that verifies; (0, fresh, None) if none."""
+    """(epochs done, state, torch's generator states or None): the finished history when
+    `trained.json` and its best weights are out, else from the newest epoch checkpoint that
+    verifies; (0, fresh, None) if none."""
+    state = read_json(folder / TRAINED)
+    if state is not None and state.get("history") and _best_written(folder, state["best"]):
+        if log:
+            log(f"resuming after the last epoch ({folder / TRAINED})")
+        return state["history"][-1]["epoch"], state, None
     for epoch, child in reversed(_epoch_folders(folder)):
         reason = verify_record(child, required=("state.json",))
         if reason is None:
@@ -343,8 +372,7 @@ def train_seed(job, init, config, seed: int, folder, log=None, trained=None) -> 
     folder = Path(folder)
     done = read_json(folder / "result.json")
     if done is not None:
-        for _, child in _epoch_folders(folder):  # left by a kill right after result.json
-            remove_folder(child)
+        _remove_resume_files(folder)  # left by a kill right after result.json
         return done
     folder.mkdir(parents=True, exist_ok=True)
     keras.utils.set_random_seed(seed)  # the head's initialization and dropout
@@ -380,8 +408,18 @@ def train_seed(job, init, config, seed: int, folder, log=None, trained=None) -> 
     for split in job.splits():
         result[split] = chosen if split == job.selection else job.score(model, split)
     write_atomic(folder / "result.json", json.dumps(result, indent=2) + "\n")
-    for _, child in _epoch_folders(folder):
-        remove_folder(child)
+    _remove_resume_files(folder)
     if trained is not None:
         trained["model"] = model
     return result
+
+
+def _remove_resume_files(folder: Path) -> None:
+    """The epoch checkpoints, `trained.json` and any scratch a kill left of either, once
+    `result.json` is out."""
+    for _, child in _epoch_folders(folder):
+        remove_folder(child)
+    for scratch in folder.glob(".epoch-*.tmp"):
+        shutil.rmtree(scratch, ignore_errors=True)
+    (folder / f".{TRAINED}.tmp").unlink(missing_ok=True)
+    (folder / TRAINED).unlink(missing_ok=True)

@@ -10,8 +10,10 @@ LAYERS: the scratch encoder's, 2 unless given):
 - `none`: never (the uninterrupted run, or a resume);
 - `mid-epoch`: after the epoch's second batch;
 - `checkpoint`: while the epoch's checkpoint is being written (its files written, the
-  folder not yet published);
-- `before-best`: after the checkpoint is published, before the best weights are written.
+  folder not yet published); for the last epoch (3), which writes no checkpoint, while its
+  `trained.json` is (the best weights out, the history in its scratch file, not renamed);
+- `before-best`: as the best weights start to be written (when the last epoch ends),
+  after the epoch's checkpoint, if it has one, is published.
 """
 
 import json
@@ -26,6 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for help
 from finetuning.test_engine import _files, _run  # noqa: E402
 
 from electra_tf.finetuning import engine  # noqa: E402
+
+EPOCHS = 3
 
 
 def die():
@@ -44,7 +48,7 @@ def main(workdir, run, point, seed, epoch, layers="2"):
     vocab, train, dev = _files(workdir)
     *before, last = run.split(",")
     for name in before:
-        _run(workdir, name, vocab, train, dev, "epochs=3", "seeds=2", layers=layers)
+        _run(workdir, name, vocab, train, dev, f"epochs={EPOCHS}", "seeds=2", layers=layers)
     if seed == "kept":
         seed, epoch = kept_seed_and_best_epoch(workdir)
     seed, epoch = int(seed), int(epoch)
@@ -73,6 +77,16 @@ def main(workdir, run, point, seed, epoch, layers="2"):
                 die()  # the checkpoint's files are in its scratch folder, not yet renamed
 
         engine.write_record = write_record
+        original_atomic = engine.write_atomic
+
+        def write_atomic(path, data):
+            path = Path(path)
+            if path.name == engine.TRAINED and hit(path.parent) and epoch == EPOCHS:
+                path.with_name(f".{path.name}.tmp").write_text(data)
+                die()  # the history is in its scratch file, not yet renamed
+            return original_atomic(path, data)
+
+        engine.write_atomic = write_atomic
     elif point == "before-best":
         original_best = engine.write_best
 
@@ -82,7 +96,7 @@ def main(workdir, run, point, seed, epoch, layers="2"):
             return original_best(model, folder, entry)
 
         engine.write_best = write_best
-    _run(workdir, last, vocab, train, dev, "epochs=3", "seeds=2", layers=layers)
+    _run(workdir, last, vocab, train, dev, f"epochs={EPOCHS}", "seeds=2", layers=layers)
 
 
 if __name__ == "__main__":

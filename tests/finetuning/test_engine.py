@@ -1,6 +1,7 @@
 """The engine: the best epoch on dev is kept, patience stops, a killed run resumes exactly."""
 
 import json
+import re
 
 import keras
 import numpy as np
@@ -112,6 +113,45 @@ def test_a_killed_run_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch,
     assert right == pytest.approx(best["dev"]["accuracy"])
 
 
+def test_a_run_killed_after_its_last_epoch_goes_straight_to_the_scores(
+    tmp_path, monkeypatch, whole_run
+):
+    """Killed once seed 2's last epoch has written its best weights and trained.json (no
+    resume checkpoint for the last epoch), the rerun trains nothing more: it reads the
+    history and best weights and equals the uninterrupted run, then deletes the files."""
+    vocab, train, dev = _files(tmp_path)
+    whole_dir, whole = whole_run
+    write_last = EpochSelection._write_last
+
+    def write_then_die(self):
+        write_last(self)
+        if "seed-2" in str(self.folder):
+            raise Killed
+
+    monkeypatch.setattr(EpochSelection, "_write_last", write_then_die)
+    with pytest.raises(Killed):
+        _run(tmp_path, "killed", vocab, train, dev, "epochs=3", "seeds=2")
+    seed_2 = tmp_path / "killed" / "seeds" / "seed-2"
+    trained = engine.read_json(seed_2 / engine.TRAINED)
+    assert [e["epoch"] for e in trained["history"]] == [1, 2, 3]
+    assert not (seed_2 / "epoch-0003").exists() and not (seed_2 / "result.json").exists()
+    monkeypatch.setattr(EpochSelection, "_write_last", write_last)
+    lines = []
+    resumed = _run(
+        tmp_path, "killed", vocab, train, dev, "epochs=3", "seeds=2", progress=lines.append
+    )
+    assert any("resuming after the last epoch" in line for line in lines), lines
+    assert not any(re.search(r"epoch \d+: loss", line) for line in lines), lines  # none trained
+    assert [r["history"] for r in resumed["runs"]] == [r["history"] for r in whole["runs"]]
+    assert [r["dev"] for r in resumed["runs"]] == [r["dev"] for r in whole["runs"]]
+    assert resumed["kept"] == whole["kept"]
+    a, _ = load_finetuned(whole_dir)
+    b, _ = load_finetuned(tmp_path / "killed")
+    for x, y in zip(a.weights, b.weights, strict=True):
+        np.testing.assert_array_equal(x.numpy(), y.numpy())
+    assert not (seed_2 / engine.TRAINED).exists() and not list(seed_2.glob("epoch-*"))
+
+
 def test_another_request_into_the_same_folder_is_refused(tmp_path, steps_run):
     """A finished run's folder refuses another request. `[eager]` (default) runs the
     fine-tuning steps eagerly, `[traced]` (slow) is the full form."""
@@ -190,9 +230,23 @@ def test_the_best_epoch_is_kept_and_patience_stops_the_run(tmp_path):
     assert selection.best_epoch == 2
     for kept, saved in zip(selection.best_weights, weights[1], strict=True):
         np.testing.assert_array_equal(kept, saved)
-    # The newest checkpoint and the best epoch's (the best weights until they are written).
-    assert [p.name for p in sorted(tmp_path.glob("epoch-*"))] == ["epoch-0002", "epoch-0004"]
-    engine._best_weights(model, tmp_path, state["best"], None)  # as a resumed seed: from disk
+    # The last epoch (4, patience) left no resume checkpoint: the model, best.weights.h5
+    # and best.json hold epoch 2, trained.json the history; the best epoch's checkpoint and
+    # the newest one stay until the seed's result is out.
+    assert [p.name for p in sorted(tmp_path.glob("epoch-*"))] == ["epoch-0002", "epoch-0003"]
+    assert engine.read_json(tmp_path / "best.json")["epoch"] == 2
+    assert engine.read_json(tmp_path / engine.TRAINED) == json.loads(json.dumps(state))
+    for kept, saved in zip(model.weights, weights[1], strict=True):
+        np.testing.assert_array_equal(kept.numpy(), saved)
+    model.set_weights(weights[3])
+    model.load_weights(tmp_path / "best.weights.h5")
+    for kept, saved in zip(model.weights, weights[1], strict=True):
+        np.testing.assert_array_equal(kept.numpy(), saved)
+    # A resumed seed whose best weights are not out reads them from the best epoch's
+    # checkpoint.
+    (tmp_path / "best.json").unlink()
+    model.set_weights(weights[3])
+    engine._best_weights(model, tmp_path, state["best"], None)
     for kept, saved in zip(model.weights, weights[1], strict=True):
         np.testing.assert_array_equal(kept.numpy(), saved)
     assert engine.read_json(tmp_path / "best.json")["epoch"] == 2
@@ -249,13 +303,13 @@ def _finished(tmp_path, run):
 
 
 def test_kill_9_of_the_kept_seed_resumes_to_the_uninterrupted_run(tmp_path, whole_run):
-    """A real SIGKILL of the seed that ends up kept, while its best epoch's checkpoint is
-    written (its files in the scratch folder, not yet published: the point only a real kill
-    makes), in ONE fresh process (a one-layer encoder), resumed in this process; it equals
-    the uninterrupted run (`whole_run`, made in this process) in weights, best epoch and
-    every score. A kill after the checkpoint is published is
-    test_a_killed_run_resumes_to_the_uninterrupted_result (in this process). The chain of
-    three kills (mid-epoch, checkpoint, before the best weights) is
+    """A real SIGKILL of the seed that ends up kept, while its best epoch's files are written
+    (its checkpoint's, or for the last epoch, which has none, its `trained.json`, under a
+    scratch name, not yet published: the point only a real kill makes), in ONE fresh process
+    (a one-layer encoder), resumed in this process; it equals the uninterrupted run
+    (`whole_run`, made in this process) in weights, best epoch and every score. A kill after
+    the checkpoint is published is test_a_killed_run_resumes_to_the_uninterrupted_result
+    (in this process). The chain of three kills (mid-epoch, checkpoint, before the best weights) is
     test_kill_9_of_the_kept_seed_resumes_to_the_uninterrupted_run_at_three_points; the full
     form, with one process per run and per resume and two layers, is
     test_kill_9_of_the_kept_seed_resumes_in_its_own_process_to_the_uninterrupted_run."""
@@ -266,8 +320,8 @@ def test_kill_9_of_the_kept_seed_resumes_to_the_uninterrupted_run(tmp_path, whol
 def test_kill_9_of_the_kept_seed_resumes_to_the_uninterrupted_run_at_three_points(
     tmp_path, whole_run
 ):
-    """A real SIGKILL of the seed that ends up kept, mid-epoch, while its epoch checkpoint is
-    written, and between that checkpoint and its best weights; each killed run is resumed
+    """A real SIGKILL of the seed that ends up kept, mid-epoch, while its epoch's files are
+    written, and as its best weights start to be written; each killed run is resumed
     first thing by the next fresh process (which then makes the next kill: 3 processes in a
     chain; a one-layer encoder), the last one in this process; each equals the uninterrupted
     one (`whole_run`, made in this process) in weights, best epoch and every score. The
@@ -290,13 +344,7 @@ def _kill_chain(tmp_path, whole_run, points):
         killed = _driver(tmp_path, names, point, seed, epoch, layers=1)
         assert killed.returncode == -9, (point, killed.stderr[-2000:])
         assert not (tmp_path / runs[point] / "results.json").exists()
-        if point == "before-best":  # the checkpoint names a best epoch whose weights are not out
-            folder = tmp_path / runs[point] / "seeds" / f"seed-{seed}"
-            assert (folder / f"epoch-{epoch:04d}" / "record.json").exists()
-            assert read_best_epoch(folder) != epoch
-        if point == "checkpoint":  # the epoch's files were written, its folder not published
-            folder = tmp_path / runs[point] / "seeds" / f"seed-{seed}"
-            assert not (folder / f"epoch-{epoch:04d}").exists()
+        _left_by_the_kill(tmp_path / runs[point] / "seeds" / f"seed-{seed}", point, epoch)
     _run(tmp_path, runs[points[-1]], vocab, train, dev, "epochs=3", "seeds=2")
     for point, run in runs.items():
         got_kept, got_scores, got_weights = _finished(tmp_path, run)
@@ -326,10 +374,7 @@ def _kill_and_resume(tmp_path, together):
         killed = _driver(tmp_path, run, point, seed, epoch)
         assert killed.returncode == -9, (point, killed.stderr[-2000:])
         assert not (tmp_path / run / "results.json").exists()
-        folder = tmp_path / run / "seeds" / f"seed-{seed}"
-        if point == "before-best":  # the checkpoint names a best epoch whose weights are not out
-            assert (folder / f"epoch-{epoch:04d}" / "record.json").exists()
-            assert read_best_epoch(folder) != epoch
+        _left_by_the_kill(tmp_path / run / "seeds" / f"seed-{seed}", point, epoch)
         if not together:
             resumed = _driver(tmp_path, run)
             assert resumed.returncode == 0, (point, resumed.stderr[-2000:])
@@ -341,6 +386,20 @@ def _kill_and_resume(tmp_path, together):
         assert (got_kept, got_scores) == (kept, scores), point
         for x, y in zip(weights, got_weights, strict=True):
             np.testing.assert_array_equal(x, y, err_msg=point)
+
+
+def _left_by_the_kill(folder, point, epoch):
+    """What a kill at `point` in `epoch` leaves in the seed's folder (3 epochs; the last
+    writes no resume checkpoint)."""
+    if point == "before-best":  # the newest checkpoint; the best epoch's weights not out
+        assert (folder / f"epoch-{min(epoch, 2):04d}" / "record.json").exists()
+        assert read_best_epoch(folder) != epoch
+    if point == "checkpoint":  # the epoch's files were written, not published
+        assert not (folder / f"epoch-{epoch:04d}").exists()
+        if epoch == 3:  # the last epoch: the best weights out, the history in its scratch
+            assert read_best_epoch(folder) == epoch
+            assert (folder / f".{engine.TRAINED}.tmp").exists()
+        assert not (folder / engine.TRAINED).exists()
 
 
 def read_best_epoch(folder):
