@@ -1,30 +1,27 @@
 """The fine-tuning engine: epochs with a dev score each, the best epoch kept, exact resume.
 
-`train_seed(job, init, config, seed, folder)` fine-tunes one seed. The model is
-the job's Keras task model (`ElectraTextClassifier`, `ElectraTokenClassifier`,
-`ElectraQuestionAnswerer`) trained by its own `fit`; `EpochSelection`, a Keras
-callback, scores dev after every epoch with the task's metric, keeps the best
-epoch's weights, writes a resume checkpoint and stops after `patience` epochs
-without a gain. Everything lands in `folder` (`seed-N/`):
+`train_seed(job, init, config, seed, folder)` fine-tunes one seed. The model is the job's
+Keras task model (`ElectraTextClassifier`, `ElectraTokenClassifier`,
+`ElectraQuestionAnswerer`) trained by its own `fit`; `EpochSelection`, a Keras callback,
+scores dev after every epoch with the task's metric, keeps the best epoch's weights, writes
+a resume checkpoint and stops after `patience` epochs without a gain. Everything lands in
+`folder` (`seed-N/`):
 
-- `epoch-E/`, for each epoch but the last: the model, its optimizer and random
-  state after epoch E, with `state.json` (the dev history and the best so far)
-  and `record.json`. The files are written when the epoch ends; a thread hashes,
-  syncs and publishes (renames) the folder while the next epoch trains, then
-  deletes the older ones but the best epoch's, so a run killed at any point
-  resumes from its last epoch and still has its best weights;
-- `best.weights.h5` and `best.json`: the best epoch's weights, written once when
-  the last epoch ends (from memory, or from the best epoch's checkpoint after a
-  resume), then `trained.json`, the seed's history (the last epoch needs no
-  resume checkpoint: no epoch follows it);
+- `epoch-E/`, for each epoch but the last: the model, its optimizer and random state after
+  epoch E, with `state.json` (the dev history and the best so far) and `record.json`. The
+  files are written when the epoch ends; a thread hashes, syncs and publishes (renames) the
+  folder while the next epoch trains, then deletes the older ones but the best epoch's, so
+  a run killed at any point resumes from its last epoch and still has its best weights;
+- `best.weights.h5` and `best.json`: the best epoch's weights, written once when the last
+  epoch ends (from memory, or from the best epoch's checkpoint after a resume), then
+  `trained.json`, the seed's history (no epoch follows the last: it needs no checkpoint);
 - `result.json`, written last: the best epoch's scores on every split (then the
   checkpoints and `trained.json` are deleted).
 
-A re-run finds `result.json` and reuses it, or `trained.json` and goes on to the
-scores, or the newest `epoch-E/` that verifies and goes on from there: the batch
-order of an epoch depends only on the seed and the epoch
-(`electra_tf.data.batching`), so the resumed run sees what the uninterrupted one
-would have.
+A re-run finds `result.json` and reuses it, or `trained.json` and goes on to the scores,
+or the newest `epoch-E/` that verifies and goes on from there: the batch order of an epoch
+depends only on the seed and the epoch (`electra_tf.data.batching`), so the resumed run
+sees what the uninterrupted one would have.
 """
 
 from __future__ import annotations
@@ -111,9 +108,8 @@ class EpochSelection(keras.callbacks.Callback):
         config: the run's `FinetuneConfig`, whose epochs and learning rate that line names
             (None: it names the settings only).
 
-    `best_weights` holds the best epoch's weights once this fit has seen it. When the
-    last epoch ends (all epochs, or patience), the model is set to the best epoch's
-    weights, which are written with the history (`_write_last`).
+    `best_weights` holds the best epoch's weights once this fit has seen it; when the last
+    epoch ends (all epochs, or patience) the model takes them and `_write_last` writes them.
     """
 
     def __init__(self, job, folder: Path, state: dict, patience: int = 0, log=None, config=None):
@@ -193,10 +189,9 @@ class EpochSelection(keras.callbacks.Callback):
         self._writer.start()
 
     def _write_last(self) -> None:
-        """The last epoch's end: no resume checkpoint (no epoch follows, so Adam's moments
-        are never read again), but the best epoch's weights (`best.weights.h5`, the model
-        holds them after) and then `trained.json`, the seed's history: from here a rerun
-        goes straight to scoring the other splits."""
+        """The last epoch's end: no resume checkpoint (Adam's moments are never read again),
+        but the best epoch's weights (which the model then holds) and `trained.json`, the
+        history: from here a rerun goes straight to scoring the other splits."""
         self.wait_for_checkpoint()
         if self.state.get("best") is not None:
             _best_weights(self.model, self.folder, self.state["best"], self)
@@ -205,7 +200,8 @@ class EpochSelection(keras.callbacks.Callback):
         except OSError as error:
             raise ConfigError(
                 f"Could not write {self.folder / TRAINED} ({os_reason(error)}); free space "
-                "or choose a writable --output-dir, then rerun: the best weights are written."
+                "or choose a writable --output-dir, then rerun: it resumes from the newest "
+                "epoch checkpoint."
             ) from None
 
     def _publish(self, epoch: int, scratch: Path, keep: set) -> None:
@@ -415,8 +411,7 @@ def train_seed(job, init, config, seed: int, folder, log=None, trained=None) -> 
 
 
 def _remove_resume_files(folder: Path) -> None:
-    """The epoch checkpoints, `trained.json` and any scratch a kill left of either, once
-    `result.json` is out."""
+    """Once `result.json` is out: the checkpoints, `trained.json`, a kill's scratch of either."""
     for _, child in _epoch_folders(folder):
         remove_folder(child)
     for scratch in folder.glob(".epoch-*.tmp"):

@@ -152,6 +152,41 @@ def test_a_run_killed_after_its_last_epoch_goes_straight_to_the_scores(
     assert not (seed_2 / engine.TRAINED).exists() and not list(seed_2.glob("epoch-*"))
 
 
+def test_trained_json_refused_by_a_full_disk_stops_in_one_sentence_and_the_rerun_ends_the_same(
+    tmp_path, monkeypatch, steps_run
+):
+    """The last epoch's `trained.json` write fails (no space): one sentence naming the file
+    and what to do; the best weights and epoch 1's checkpoint stay; the rerun trains the last
+    epoch again and ends where an uninterrupted run does. `[eager]` (default) runs the
+    fine-tuning steps eagerly, `[traced]` (slow) is the full form."""
+    vocab, train, dev = _files(tmp_path, n=40)
+    whole = _run(tmp_path, "whole", vocab, train, dev, "epochs=2")
+    write_atomic = engine.write_atomic
+
+    def no_space(path, data):
+        if path.name == engine.TRAINED:
+            raise OSError(28, "No space left on device", str(path))
+        return write_atomic(path, data)
+
+    monkeypatch.setattr(engine, "write_atomic", no_space)
+    with pytest.raises(ConfigError) as caught:
+        _run(tmp_path, "run", vocab, train, dev, "epochs=2")
+    seed = tmp_path / "run" / "seeds" / "seed-1"
+    assert str(caught.value) == (
+        f"Could not write {seed / engine.TRAINED} (No space left on device); free space or "
+        "choose a writable --output-dir, then rerun: it resumes from the newest epoch "
+        "checkpoint."
+    )
+    assert (seed / "epoch-0001" / "record.json").exists() and (seed / "best.json").exists()
+    assert not (seed / engine.TRAINED).exists()
+    monkeypatch.setattr(engine, "write_atomic", write_atomic)
+    lines = []
+    report = _run(tmp_path, "run", vocab, train, dev, "epochs=2", progress=lines.append)
+    assert any("resuming after epoch 1" in line for line in lines), lines
+    assert [r["history"] for r in report["runs"]] == [r["history"] for r in whole["runs"]]
+    assert report["kept"] == whole["kept"]
+
+
 def test_another_request_into_the_same_folder_is_refused(tmp_path, steps_run):
     """A finished run's folder refuses another request. `[eager]` (default) runs the
     fine-tuning steps eagerly, `[traced]` (slow) is the full form."""
