@@ -189,9 +189,8 @@ class EpochSelection(keras.callbacks.Callback):
         self._writer.start()
 
     def _write_last(self) -> None:
-        """The last epoch's end: no resume checkpoint (Adam's moments are never read again),
-        but the best epoch's weights (which the model then holds) and `trained.json`, the
-        history: from here a rerun goes straight to scoring the other splits."""
+        """The last epoch's end: no resume checkpoint (Adam's moments are never read again);
+        the best epoch's weights, which the model then takes, and `trained.json`, the history."""
         self.wait_for_checkpoint()
         if self.state.get("best") is not None:
             _best_weights(self.model, self.folder, self.state["best"], self)
@@ -324,14 +323,15 @@ def _best_weights(model, folder: Path, best: dict, selection) -> None:
 
 
 def _resume(model, folder: Path, log) -> tuple[int, dict, dict | None]:
-    """(epochs done, state, torch's generator states or None): the finished history when
-    `trained.json` and its best weights are out, else from the newest epoch checkpoint that
-    verifies; (0, fresh, None) if none."""
+    """(epochs done, state, torch's generator states or None): from `trained.json` with its
+    best weights out, else the newest epoch checkpoint that verifies; (0, fresh, None) if none."""
     state = read_json(folder / TRAINED)
-    if state is not None and state.get("history") and _best_written(folder, state["best"]):
+    if state is not None and state.get("history") and _best_written(folder, state.get("best")):
         if log:
             log(f"resuming after the last epoch ({folder / TRAINED})")
         return state["history"][-1]["epoch"], state, None
+    if (folder / TRAINED).exists() and log:
+        log(f"{folder / TRAINED} is not usable; resuming from the newest epoch checkpoint")
     for epoch, child in reversed(_epoch_folders(folder)):
         reason = verify_record(child, required=("state.json",))
         if reason is None:

@@ -187,6 +187,36 @@ def test_trained_json_refused_by_a_full_disk_stops_in_one_sentence_and_the_rerun
     assert report["kept"] == whole["kept"]
 
 
+def test_an_unreadable_trained_json_is_told_and_the_last_epoch_trained_again(
+    tmp_path, monkeypatch, steps_run
+):
+    """`trained.json` cut short (as a failing disk could leave it): the rerun says so in one
+    line, resumes from the newest epoch checkpoint and ends as the uninterrupted run.
+    `[eager]` (default) runs the fine-tuning steps eagerly, `[traced]` (slow) is the full
+    form."""
+    vocab, train, dev = _files(tmp_path, n=40)
+    whole = _run(tmp_path, "whole", vocab, train, dev, "epochs=2")
+    write_last = EpochSelection._write_last
+
+    def write_then_die(self):
+        write_last(self)
+        raise Killed
+
+    monkeypatch.setattr(EpochSelection, "_write_last", write_then_die)
+    with pytest.raises(Killed):
+        _run(tmp_path, "run", vocab, train, dev, "epochs=2")
+    monkeypatch.setattr(EpochSelection, "_write_last", write_last)
+    path = tmp_path / "run" / "seeds" / "seed-1" / engine.TRAINED
+    path.write_text(path.read_text()[:-9])
+    lines = []
+    report = _run(tmp_path, "run", vocab, train, dev, "epochs=2", progress=lines.append)
+    told = f"{path} is not usable; resuming from the newest epoch checkpoint"
+    assert any(told in line for line in lines), lines
+    assert any("resuming after epoch 1" in line for line in lines), lines
+    assert [r["history"] for r in report["runs"]] == [r["history"] for r in whole["runs"]]
+    assert report["kept"] == whole["kept"] and not path.exists()
+
+
 def test_another_request_into_the_same_folder_is_refused(tmp_path, steps_run):
     """A finished run's folder refuses another request. `[eager]` (default) runs the
     fine-tuning steps eagerly, `[traced]` (slow) is the full form."""
