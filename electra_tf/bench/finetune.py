@@ -188,9 +188,12 @@ def _train_pytorch(options, encoder, splits, labels):
     from transformers import AutoTokenizer, BertForSequenceClassification
     from transformers import get_linear_schedule_with_warmup as schedule
 
+    import electra_tf.data.batching  # noqa: F401  (`peer_batches`' module imports TensorFlow)
+
     torch.manual_seed(_seed(options))
     torch.set_num_threads(os.cpu_count() or 1)
-    started = time.perf_counter()  # from the encoder's folder, as ours' timer
+    # From the encoder's folder, as ours' timer: every import done before it, on both sides.
+    started = time.perf_counter()
     tokenizer = AutoTokenizer.from_pretrained(str(encoder))
     model = BertForSequenceClassification.from_pretrained(str(encoder), num_labels=len(labels))
 
