@@ -175,7 +175,6 @@ def _train_pytorch(options) -> tuple[float, dict]:
                     values = getattr(logits, name).numpy()
                     out[name].append(np.pad(values, ((0, 0), (0, width - values.shape[1])),
                                             constant_values=-1e4))  # fmt: skip
-        model.train()
         out = {name: np.concatenate(values) for name, values in out.items()}
         # BertForQuestionAnswering has no answerability head: [CLS]'s span is its null score.
         out["answerable_logits"] = -(out["start_logits"][:, 0] + out["end_logits"][:, 0])
@@ -189,6 +188,7 @@ def _train_pytorch(options) -> tuple[float, dict]:
 
     best = {}
     for epoch in range(1, options.epochs + 1):
+        model.train()  # `from_pretrained` returns eval mode: dropout from the first step on
         for index in peer_batches(options, train, epoch):
             index = np.asarray(index)
             loss = model(

@@ -93,3 +93,25 @@ def test_the_pytorch_answerer_returns_spans_of_each_context(encoder):
         assert row["answer"] in ("", context[row["start"] : row["end"]])
         words = context[row["start"] : row["end"]].split()
         assert words and all(w in WORDS for w in words)  # never a piece of the question
+
+
+def test_the_pytorch_loop_trains_with_dropout_and_scores_without(tmp_path, encoder, monkeypatch):
+    from transformers import BertForQuestionAnswering
+
+    seen = []  # (training mode, a training call) of every forward pass
+    forward = BertForQuestionAnswering.forward
+
+    def noted(self, *args, **kwargs):
+        seen.append((self.training, "start_positions" in kwargs))
+        return forward(self, *args, **kwargs)
+
+    monkeypatch.setattr(BertForQuestionAnswering, "forward", noted)
+    context = " ".join(WORDS * 2)
+    rows = [(f"who {w}?", context, w if n % 3 else "") for n, w in enumerate(WORDS)]
+    train = _squad_file(tmp_path / "train.json", rows)
+    options = qa.QaBenchOptions(init=encoder, train=train, dev=train, batch=4, seq=32,
+                                doc_stride=8, max_query_length=6, epochs=2)  # fmt: skip
+    qa._train_pytorch(options)
+    # from_pretrained returns eval mode; the loop must switch dropout on before epoch 1.
+    assert sum(training for _, training in seen) > 4 and any(not t for _, t in seen)
+    assert all(mode == training for mode, training in seen)
