@@ -7,8 +7,6 @@ import json
 import subprocess
 import sys
 
-import pytest
-
 WORDS = "ada lovelace wrote the first program in london who where did paris went to".split()
 
 CHILD = r"""
@@ -43,24 +41,6 @@ assert len(readings) >= 2, "the QA loop's timer was not read through the clock"
 late["qa"] = sorted(readings[-1] - readings[0])
 print(json.dumps(late))
 """
-
-
-@pytest.fixture()
-def encoder(tmp_path):
-    """A tiny random BERT both loops read (config.json, weights, vocab.txt)."""
-    hf = pytest.importorskip("transformers")
-    import torch
-
-    vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS, "?", "."]
-    config = hf.BertConfig(
-        vocab_size=len(vocabulary), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-        intermediate_size=32, max_position_embeddings=64,
-    )  # fmt: skip
-    torch.manual_seed(0)
-    folder = tmp_path / "encoder"
-    hf.BertModel(config).save_pretrained(str(folder))
-    (folder / "vocab.txt").write_text("".join(f"{t}\n" for t in vocabulary))
-    return str(folder)
 
 
 def test_the_pytorch_loops_import_nothing_of_tensorflow_inside_their_timers(encoder, tmp_path):

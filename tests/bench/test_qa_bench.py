@@ -5,7 +5,6 @@ import dataclasses
 import json
 
 import numpy as np
-import pytest
 
 from electra_tf.bench import finetune
 from electra_tf.bench import question_answering as qa
@@ -22,24 +21,6 @@ def _squad_file(path, rows):
         for n, (question, context, answer) in enumerate(rows)]}]  # fmt: skip
     path.write_text(json.dumps({"version": "v2.0", "data": data}))
     return str(path)
-
-
-@pytest.fixture()
-def encoder(tmp_path):
-    """A tiny random BERT that both sides read: config.json, weights and vocab.txt."""
-    hf = pytest.importorskip("transformers")
-    import torch
-
-    vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS, "?", "."]
-    config = hf.BertConfig(
-        vocab_size=len(vocabulary), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-        intermediate_size=32, max_position_embeddings=64,
-    )  # fmt: skip
-    torch.manual_seed(0)
-    folder = tmp_path / "encoder"
-    hf.BertModel(config).save_pretrained(str(folder))
-    (folder / "vocab.txt").write_text("".join(f"{t}\n" for t in vocabulary))
-    return str(folder)
 
 
 def test_a_qa_runs_command_parses_back_to_its_options():
