@@ -192,8 +192,7 @@ def _train_pytorch(options, encoder, splits, labels):
 
     torch.manual_seed(_seed(options))
     torch.set_num_threads(os.cpu_count() or 1)
-    # From the encoder's folder, as ours' timer: every import done before it, on both sides.
-    started = time.perf_counter()
+    started = time.perf_counter()  # from the encoder's folder, after every import, as ours'
     tokenizer = AutoTokenizer.from_pretrained(str(encoder))
     model = BertForSequenceClassification.from_pretrained(str(encoder), num_labels=len(labels))
 
