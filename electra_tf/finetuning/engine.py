@@ -8,12 +8,10 @@ a resume checkpoint and stops after `patience` epochs without a gain. Everything
 `folder` (`seed-N/`):
 
 - `epoch-E/`, for each epoch but the last: the model, its optimizer and random state after
-  epoch E (`variables.npz` on every backend; a TensorFlow run's older `ckpt.*` still
-  resumes), with `state.json` (the dev history and the best so far) and `record.json`. The
-  values are taken when the epoch ends; a thread writes, hashes, syncs and publishes
-  (renames) the folder while the next epoch trains, then deletes the older ones but the
-  best epoch's, so a run killed at any point resumes from its last epoch and still has its
-  best weights;
+  epoch E, with `state.json` (the dev history and the best so far) and `record.json`. The
+  files are written when the epoch ends; a thread hashes, syncs and publishes (renames) the
+  folder while the next epoch trains, then deletes the older ones but the best epoch's, so
+  a run killed at any point resumes from its last epoch and still has its best weights;
 - `best.weights.h5` and `best.json`: the best epoch's weights, written once when the last
   epoch ends (from memory, or from the best epoch's checkpoint after a resume), then
   `trained.json`, the seed's history (no epoch follows the last: it needs no checkpoint);
@@ -60,8 +58,7 @@ from electra_tf.pretraining.portable_checkpoint import (
     put_back_rng_states,
     read_rng_states,
     read_variables,
-    variable_values,
-    write_values,
+    write_variables,
 )
 from electra_tf.pretraining.tensorflow_checkpoint import read_tensorflow_weights
 from electra_tf.tasks.optimizer import finetuning_optimizer
@@ -120,7 +117,6 @@ class EpochSelection(keras.callbacks.Callback):
         self.job, self.folder, self.state = job, Path(folder), state
         self.patience, self.log, self.config = patience, log, config
         self.best_weights, self.best_epoch = None, None
-        self.finished = False  # the last epoch's end set and wrote the best weights
         self._writer, self._failure = None, None
         self.rng_states = None  # a resumed PyTorch run's dropout generator (`_resume`)
 
@@ -170,9 +166,9 @@ class EpochSelection(keras.callbacks.Callback):
         self.wait_for_checkpoint()
 
     def _write_epoch(self, epoch: int) -> None:
-        """Takes epoch `epoch`'s values and writes `state.json` into its scratch folder; a
-        thread writes the values, hashes, syncs and publishes it while the next epoch trains
-        (the previous one is published first)."""
+        """Writes epoch `epoch`'s checkpoint into its scratch folder; a thread hashes, syncs
+        and publishes it while the next epoch trains (the previous one is published first).
+        """
         self.wait_for_checkpoint()
         final = self.folder / f"epoch-{epoch:04d}"
         scratch = final.with_name(f".{final.name}.tmp")
@@ -182,13 +178,13 @@ class EpochSelection(keras.callbacks.Callback):
             ensure_space(self.folder, 3 * variables_bytes(self.model.weights))
             shutil.rmtree(scratch, ignore_errors=True)
             scratch.mkdir(parents=True)
-            values = variable_values(self.model)  # a snapshot: the thread writes it
+            _write_checkpoint(self.model, scratch)
             (scratch / "state.json").write_text(json.dumps(self.state, indent=2) + "\n")
         except (OSError, tf.errors.OpError) as error:
             shutil.rmtree(scratch, ignore_errors=True)
             raise _unwritten(final, error) from None
         self._writer = threading.Thread(
-            target=self._publish, args=(epoch, scratch, keep, values), name=f"publish {final.name}"
+            target=self._publish, args=(epoch, scratch, keep), name=f"publish {final.name}"
         )  # not a daemon: a process that ends while it publishes waits for it
         self._writer.start()
 
@@ -206,13 +202,10 @@ class EpochSelection(keras.callbacks.Callback):
                 "or choose a writable --output-dir, then rerun: it resumes from the newest "
                 "epoch checkpoint."
             ) from None
-        self.finished = True
 
-    def _publish(self, epoch: int, scratch: Path, keep: set, values: dict) -> None:
+    def _publish(self, epoch: int, scratch: Path, keep: set) -> None:
         final = self.folder / f"epoch-{epoch:04d}"
         try:
-            write_values(values, scratch)
-            values.clear()  # TensorFlow's updates need not copy these buffers any more
             write_record(scratch)
             publish_folder(scratch, final)
         except BaseException as error:  # noqa: BLE001 - raised by `wait_for_checkpoint`
@@ -283,6 +276,15 @@ def _best_written(folder: Path, best: dict | None) -> bool:
         and recorded is not None
         and recorded.get("epoch") == best["epoch"]
     )
+
+
+def _write_checkpoint(model, scratch: Path) -> None:
+    """An epoch's checkpoint: `tf.train.Checkpoint`'s on TensorFlow, `variables.npz`
+    (`portable_checkpoint`) on JAX and PyTorch."""
+    if backend.name() == "tensorflow":
+        checkpoint_object(model).write(str(scratch / "ckpt"))
+    else:
+        write_variables(model, scratch)
 
 
 def _read_checkpoint(model, child: Path) -> dict | None:
@@ -389,8 +391,7 @@ def train_seed(job, init, config, seed: int, folder, log=None, trained=None) -> 
             raise
     if state.get("best") is None:
         raise ConfigError(f"Seed {seed} finished no epoch; see {folder}.")
-    if selection is None or not selection.finished:
-        _best_weights(model, folder, state["best"], selection)
+    _best_weights(model, folder, state["best"], selection)
     result = {
         "seed": seed,
         "best_epoch": state["best"]["epoch"],

@@ -36,8 +36,6 @@ __all__ = [
     "VARIABLES",
     "is_portable",
     "write_variables",
-    "variable_values",
-    "write_values",
     "read_variables",
     "readable_here",
     "read_rng_states",
@@ -84,28 +82,13 @@ def readable_here(folder, backend: str) -> bool:
 
 def write_variables(model, folder) -> Path:
     """Writes the values of `model`'s variables (and its optimizer's) to `folder/variables.npz`."""
-    return write_values(variable_values(model), folder)
-
-
-def variable_values(model) -> dict:
-    """What `write_variables` writes, taken now and left unchanged by later steps, so that
-    `write_values` can write it on another thread while training goes on. `ops.copy` is
-    a read on TensorFlow (`tf.identity`: TensorFlow copies a variable's buffer before an
-    update while a read holds it, so the copy happens only if a step comes first) and a
-    copy on JAX and PyTorch."""
-    values, paths = {}, {}
+    arrays, paths = {}, {}
     for group, variables in _groups(model).items():
         paths[group] = [variable.path for variable in variables]
         for index, variable in enumerate(variables):
-            values[f"{group}.{index:05d}"] = ops.copy(variable)
-    values[_PATHS] = np.array(json.dumps(paths))
-    values.update(_rng_states())
-    return values
-
-
-def write_values(values: dict, folder) -> Path:
-    """Writes `variable_values`' snapshot to `folder/variables.npz`."""
-    arrays = {name: np.asarray(ops.convert_to_numpy(value)) for name, value in values.items()}
+            arrays[f"{group}.{index:05d}"] = np.asarray(ops.convert_to_numpy(variable.value))
+    arrays[_PATHS] = np.array(json.dumps(paths))
+    arrays.update(_rng_states())
     path = Path(folder) / VARIABLES
     with open(path, "wb") as handle:
         np.savez(handle, **arrays)
