@@ -1,9 +1,8 @@
 """Reads the twelve runs of this A/B (log-WORKLOAD-ARM-ROUND.txt) with
 ../fixed-costs-ab-2026-12-01/collect.py's reader, and prints RULE.md's three figures."""
-import json, pathlib, runpy, statistics
+import json, pathlib, statistics
 here = pathlib.Path(__file__).parent
 reader = (here / "../fixed-costs-ab-2026-12-01/collect.py").read_text()
-runpy.run_path  # the reader keys on its own folder: run its text with __file__ set here
 exec(compile(reader.split("score = ")[0], "collect-reader", "exec"), {"__file__": str(here / "collect.py")})
 rows = {(r["workload"], r["arm"], r["round"]): r for r in map(json.loads, open(here / "results.jsonl"))}
 score = {"reviews": "dev_accuracy", "qa": "dev_f1"}
