@@ -117,7 +117,6 @@ class EpochSelection(keras.callbacks.Callback):
         self.job, self.folder, self.state = job, Path(folder), state
         self.patience, self.log, self.config = patience, log, config
         self.best_weights, self.best_epoch = None, None
-        self.finished = False  # the last epoch's end set and wrote the best weights
         self._writer, self._failure = None, None
         self.rng_states = None  # a resumed PyTorch run's dropout generator (`_resume`)
 
@@ -203,7 +202,6 @@ class EpochSelection(keras.callbacks.Callback):
                 "or choose a writable --output-dir, then rerun: it resumes from the newest "
                 "epoch checkpoint."
             ) from None
-        self.finished = True
 
     def _publish(self, epoch: int, scratch: Path, keep: set) -> None:
         final = self.folder / f"epoch-{epoch:04d}"
@@ -393,8 +391,7 @@ def train_seed(job, init, config, seed: int, folder, log=None, trained=None) -> 
             raise
     if state.get("best") is None:
         raise ConfigError(f"Seed {seed} finished no epoch; see {folder}.")
-    if selection is None or not selection.finished:
-        _best_weights(model, folder, state["best"], selection)
+    _best_weights(model, folder, state["best"], selection)
     result = {
         "seed": seed,
         "best_epoch": state["best"]["epoch"],

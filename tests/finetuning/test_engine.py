@@ -347,24 +347,6 @@ def test_a_corrupt_epoch_checkpoint_is_moved_aside_and_the_seed_starts_over(tmp_
     assert FinetuneConfig().patience == 0
 
 
-def test_the_best_weights_are_set_and_written_once_when_the_last_epoch_ends(tmp_path, monkeypatch):
-    vocab, train, dev = _files(tmp_path, n=40)
-    calls, best_weights = [], engine._best_weights
-
-    def counted(model, folder, best, selection):
-        calls.append(best["epoch"])
-        return best_weights(model, folder, best, selection)
-
-    monkeypatch.setattr(engine, "_best_weights", counted)
-    report = _run(tmp_path, "run", vocab, train, dev, "epochs=2")
-    assert calls == [report["runs"][0]["best_epoch"]]
-    kept, _ = load_finetuned(tmp_path / "run")  # the model the run kept, and its best epoch's
-    best, _ = load_finetuned(tmp_path / "run")
-    best.load_weights(tmp_path / "run" / "seeds" / "seed-1" / "best.weights.h5")
-    for got, want in zip(kept.get_weights(), best.get_weights(), strict=True):
-        np.testing.assert_array_equal(got, want)
-
-
 def _driver(tmp_path, run, point="none", seed=0, epoch=0, layers=2):
     import os
     import subprocess
