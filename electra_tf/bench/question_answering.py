@@ -133,10 +133,12 @@ def _train_pytorch(options) -> tuple[float, dict]:
     import torch
     from transformers import BertForQuestionAnswering
 
-    import electra_tf.data.batching  # noqa: F401  (these two import TensorFlow)
+    # Imported before the timer, as ours' are: batching and the preprocessor import
+    # TensorFlow; squad and metrics are read by `_torch_dev_f1`.
+    import electra_tf.data.batching  # noqa: F401
+    import electra_tf.datasets.squad  # noqa: F401
+    import electra_tf.metrics  # noqa: F401
     import electra_tf.tasks.question_answerer_preprocessor  # noqa: F401
-    from electra_tf.datasets import squad
-    from electra_tf.metrics import squad_scores
 
     torch.manual_seed(_seed(options))
     torch.set_num_threads(os.cpu_count() or 1)
@@ -155,44 +157,13 @@ def _train_pytorch(options) -> tuple[float, dict]:
         lambda s: s / max(1, warm) if s < warm else max(0.0, (steps - s) / (steps - warm)),
     )
 
-    def tensors(windows, index):
-        mask = windows.inputs["padding_mask"][index]
-        width = int(mask.sum(1).max())
-        return {
-            "input_ids": torch.tensor(windows.inputs["token_ids"][index][:, :width]).long(),
-            "attention_mask": torch.tensor(mask[:, :width]).long(),
-            "token_type_ids": torch.tensor(windows.inputs["segment_ids"][index][:, :width]).long(),
-        }
-
-    def dev_f1() -> float:
-        model.eval()
-        rows, width = len(dev.start_positions), dev.inputs["token_ids"].shape[1]
-        out = {"start_logits": [], "end_logits": []}
-        with torch.no_grad():
-            for begin in range(0, rows, 128):
-                logits = model(**tensors(dev, np.arange(begin, min(begin + 128, rows))))
-                for name in out:
-                    values = getattr(logits, name).numpy()
-                    out[name].append(np.pad(values, ((0, 0), (0, width - values.shape[1])),
-                                            constant_values=-1e4))  # fmt: skip
-        out = {name: np.concatenate(values) for name, values in out.items()}
-        # BertForQuestionAnswering has no answerability head: [CLS]'s span is its null score.
-        out["answerable_logits"] = -(out["start_logits"][:, 0] + out["end_logits"][:, 0])
-        details = squad.answer_details(dev_examples, dev, out, version_2, 20, 30)
-        references = {e.qid: e.answers for e in dev_examples}
-        if version_2:
-            threshold, _ = squad.best_threshold(details, references)
-            details = squad.with_threshold(details, threshold)
-        answers = {qid: value["answer"] for qid, value in details.items()}
-        return float(squad_scores(answers, references)["f1"])
-
     best = {}
     for epoch in range(1, options.epochs + 1):
         model.train()  # `from_pretrained` returns eval mode: dropout from the first step on
         for index in peer_batches(options, train, epoch):
             index = np.asarray(index)
             loss = model(
-                **tensors(train, index),
+                **_torch_tensors(train, index),
                 start_positions=torch.tensor(train.start_positions[index]).long(),
                 end_positions=torch.tensor(train.end_positions[index]).long(),
             ).loss
@@ -201,10 +172,53 @@ def _train_pytorch(options) -> tuple[float, dict]:
             optimizer.step()
             scheduler.step()
             optimizer.zero_grad()
-        f1 = dev_f1()
+        f1 = _torch_dev_f1(model, dev, dev_examples, version_2)
         if not best or f1 > best["dev_f1"]:
             best = {"dev_f1": f1, "best_epoch": epoch}
     return time.perf_counter() - started, best
+
+
+def _torch_tensors(windows, index) -> dict:
+    """transformers' inputs for the windows `index`, cut to their longest row."""
+    import torch
+
+    mask = windows.inputs["padding_mask"][index]
+    width = int(mask.sum(1).max())
+    return {
+        "input_ids": torch.tensor(windows.inputs["token_ids"][index][:, :width]).long(),
+        "attention_mask": torch.tensor(mask[:, :width]).long(),
+        "token_type_ids": torch.tensor(windows.inputs["segment_ids"][index][:, :width]).long(),
+    }
+
+
+def _torch_dev_f1(model, dev, dev_examples, version_2: bool) -> float:
+    """The PyTorch model's dev F1, answers found by ours' search (eval mode, no gradients)."""
+    import numpy as np
+    import torch
+
+    from electra_tf.datasets import squad
+    from electra_tf.metrics import squad_scores
+
+    model.eval()
+    rows, width = len(dev.start_positions), dev.inputs["token_ids"].shape[1]
+    out = {"start_logits": [], "end_logits": []}
+    with torch.no_grad():
+        for begin in range(0, rows, 128):
+            logits = model(**_torch_tensors(dev, np.arange(begin, min(begin + 128, rows))))
+            for name in out:
+                values = getattr(logits, name).numpy()
+                out[name].append(np.pad(values, ((0, 0), (0, width - values.shape[1])),
+                                        constant_values=-1e4))  # fmt: skip
+    out = {name: np.concatenate(values) for name, values in out.items()}
+    # BertForQuestionAnswering has no answerability head: [CLS]'s span is its null score.
+    out["answerable_logits"] = -(out["start_logits"][:, 0] + out["end_logits"][:, 0])
+    details = squad.answer_details(dev_examples, dev, out, version_2, 20, 30)
+    references = {e.qid: e.answers for e in dev_examples}
+    if version_2:
+        threshold, _ = squad.best_threshold(details, references)
+        details = squad.with_threshold(details, threshold)
+    answers = {qid: value["answer"] for qid, value in details.items()}
+    return float(squad_scores(answers, references)["f1"])
 
 
 def _pipeline_stride(options, examples) -> int:
