@@ -12,9 +12,10 @@ a resume checkpoint and stops after `patience` epochs without a gain. Everything
   files are written when the epoch ends; a thread hashes, syncs and publishes (renames) the
   folder while the next epoch trains, then deletes the older ones but the best epoch's, so
   a run killed at any point resumes from its last epoch and still has its best weights;
-- `best.weights.h5` and `best.json`: the best epoch's weights, written once when the last
-  epoch ends (from memory, or from the best epoch's checkpoint after a resume), then
-  `trained.json`, the seed's history (no epoch follows the last: it needs no checkpoint);
+- `best.weights.npz` and `best.json` (`best_weights`): the best epoch's weights, written
+  once when the last epoch ends (from memory, or from the best epoch's checkpoint after a
+  resume), then `trained.json`, the seed's history (no epoch follows the last: it needs
+  no checkpoint);
 - `result.json`, written last: the best epoch's scores on every split (then the
   checkpoints and `trained.json` are deleted).
 
@@ -40,9 +41,9 @@ import numpy as np
 import tensorflow as tf
 
 from electra_tf.config import ConfigError
+from electra_tf.finetuning.best_weights import best_file, best_written, read_best, write_best
 from electra_tf.io.durable import (
     ensure_space,
-    fsync_path,
     os_reason,
     publish_folder,
     remove_folder,
@@ -117,6 +118,7 @@ class EpochSelection(keras.callbacks.Callback):
         self.job, self.folder, self.state = job, Path(folder), state
         self.patience, self.log, self.config = patience, log, config
         self.best_weights, self.best_epoch = None, None
+        self.finished = False  # the last epoch's end set and wrote the best weights
         self._writer, self._failure = None, None
         self.rng_states = None  # a resumed PyTorch run's dropout generator (`_resume`)
 
@@ -202,6 +204,7 @@ class EpochSelection(keras.callbacks.Callback):
                 "or choose a writable --output-dir, then rerun: it resumes from the newest "
                 "epoch checkpoint."
             ) from None
+        self.finished = True
 
     def _publish(self, epoch: int, scratch: Path, keep: set) -> None:
         final = self.folder / f"epoch-{epoch:04d}"
@@ -250,34 +253,6 @@ def _unwritten(final: Path, error: BaseException) -> ConfigError:
     )
 
 
-def write_best(model, folder: Path, entry: dict) -> None:
-    """`best.weights.h5` (the model's weights now) and `best.json` (`entry`), each published
-    whole: the weights under a scratch name, synced, then renamed."""
-    scratch = folder / ".best-scratch.weights.h5"
-    try:
-        ensure_space(folder, variables_bytes(model.weights))  # h5py crashes on a full disk
-        model.save_weights(scratch)
-        fsync_path(scratch)
-        os.replace(scratch, folder / "best.weights.h5")
-        write_atomic(folder / "best.json", json.dumps(entry, indent=2) + "\n")
-    except OSError as error:
-        scratch.unlink(missing_ok=True)
-        raise ConfigError(
-            f"Could not write the best epoch's weights into {folder} ({os_reason(error)}); "
-            "free space or choose a writable --output-dir, then rerun: it resumes from the "
-            "newest epoch checkpoint."
-        ) from None
-
-
-def _best_written(folder: Path, best: dict | None) -> bool:
-    recorded = read_json(folder / "best.json")
-    return best is None or (
-        (folder / "best.weights.h5").exists()
-        and recorded is not None
-        and recorded.get("epoch") == best["epoch"]
-    )
-
-
 def _write_checkpoint(model, scratch: Path) -> None:
     """An epoch's checkpoint: `tf.train.Checkpoint`'s on TensorFlow, `variables.npz`
     (`portable_checkpoint`) on JAX and PyTorch."""
@@ -302,13 +277,13 @@ def _read_checkpoint(model, child: Path) -> dict | None:
 
 
 def _best_weights(model, folder: Path, best: dict, selection) -> None:
-    """Sets the best epoch's weights in `model`, writing `best.weights.h5` if it is not out:
+    """Sets the best epoch's weights in `model`, writing `best.weights.npz` if it is not out:
     from this fit's memory, or from the best epoch's checkpoint (a resumed seed)."""
-    written = _best_written(folder, best)
+    written = best_written(folder, best)
     if selection is not None and selection.best_epoch == best["epoch"]:
         model.set_weights(selection.best_weights)
     elif written:
-        model.load_weights(folder / "best.weights.h5")
+        read_best(model, best_file(folder))
     else:
         child = folder / f"epoch-{best['epoch']:04d}"
         reason = verify_record(child, required=("state.json",))
@@ -326,7 +301,7 @@ def _resume(model, folder: Path, log) -> tuple[int, dict, dict | None]:
     """(epochs done, state, torch's generator states or None): from `trained.json` with its
     best weights out, else the newest epoch checkpoint that verifies; (0, fresh, None) if none."""
     state = read_json(folder / TRAINED)
-    if state is not None and state.get("history") and _best_written(folder, state.get("best")):
+    if state is not None and state.get("history") and best_written(folder, state.get("best")):
         if log:
             log(f"resuming after the last epoch ({folder / TRAINED})")
         return state["history"][-1]["epoch"], state, None
@@ -391,7 +366,8 @@ def train_seed(job, init, config, seed: int, folder, log=None, trained=None) -> 
             raise
     if state.get("best") is None:
         raise ConfigError(f"Seed {seed} finished no epoch; see {folder}.")
-    _best_weights(model, folder, state["best"], selection)
+    if selection is None or not selection.finished:
+        _best_weights(model, folder, state["best"], selection)
     result = {
         "seed": seed,
         "best_epoch": state["best"]["epoch"],

@@ -29,6 +29,7 @@ from electra_tf.config import ConfigError
 from electra_tf.datasets.readers import ReadReport
 from electra_tf.datasets.sources import task_splits
 from electra_tf.datasets.tasks import Task, get_task
+from electra_tf.finetuning.best_weights import BEST_WEIGHTS, best_file, read_best, remove_best
 from electra_tf.finetuning.engine import train_seed
 from electra_tf.finetuning.request import check_request
 from electra_tf.io.durable import recover_folder, write_atomic
@@ -120,19 +121,20 @@ def _keep_best(job, init, config, folder: Path, runs: list[dict], info: dict, lo
     best = max(runs, key=lambda run: (run[split][metric], -run["seed"]))
     model_dir = folder / "model"
     kept = read_model_info(model_dir) if (model_dir / "finetuned.json").exists() else None
-    weights = folder / "seeds" / f"seed-{best['seed']}" / "best.weights.h5"
+    seed_folder = folder / "seeds" / f"seed-{best['seed']}"
+    weights = best_file(seed_folder) or seed_folder / BEST_WEIGHTS
     note = f"seed {best['seed']}, epoch {best['best_epoch']}: best {split} {metric} "
     note += f"of {len(runs)} seed(s)" if len(runs) > 1 else "(one seed)"
     model = None
     # Republished when the best seed changes, and when more seeds back the same choice.
     if kept is None or (kept.get("seed"), kept.get("selected_by")) != (best["seed"], note):
-        if not weights.exists():
+        if not weights.is_file():
             raise ConfigError(f"The best seed's weights {weights} are missing; fine-tune again.")
         if trained is not None and runs[-1]["seed"] == best["seed"]:
             model = trained
         else:
             model = job.build(init, config)
-            model.load_weights(weights)
+            read_best(model, weights)
         write_model_folder(
             model,
             model_dir,
@@ -149,7 +151,7 @@ def _keep_best(job, init, config, folder: Path, runs: list[dict], info: dict, lo
             log(f"kept the model of {note} in {model_dir}")
     for run in runs:  # other seeds' weights are no longer needed
         if run["seed"] != best["seed"]:
-            (folder / "seeds" / f"seed-{run['seed']}" / "best.weights.h5").unlink(missing_ok=True)
+            remove_best(folder / "seeds" / f"seed-{run['seed']}")
     return best, model
 
 

@@ -37,6 +37,8 @@ __all__ = [
     "is_portable",
     "write_variables",
     "read_variables",
+    "write_weights",
+    "read_weights",
     "readable_here",
     "read_rng_states",
     "put_back_rng_states",
@@ -82,24 +84,32 @@ def readable_here(folder, backend: str) -> bool:
 
 def write_variables(model, folder) -> Path:
     """Writes the values of `model`'s variables (and its optimizer's) to `folder/variables.npz`."""
+    path = Path(folder) / VARIABLES
+    write_weights(model, path, with_optimizer=True)
+    return path
+
+
+def write_weights(model, path, with_optimizer: bool = False) -> None:
+    """Writes the values of `model`'s variables to the `.npz` file `path`: trainable and
+    non-trainable, with the optimizer's only if `with_optimizer` (a model's weights alone
+    are a third of a checkpoint under Adam)."""
     arrays, paths = {}, {}
-    for group, variables in _groups(model).items():
+    for group, variables in _groups(model, with_optimizer).items():
         paths[group] = [variable.path for variable in variables]
         for index, variable in enumerate(variables):
             arrays[f"{group}.{index:05d}"] = np.asarray(ops.convert_to_numpy(variable.value))
     arrays[_PATHS] = np.array(json.dumps(paths))
-    arrays.update(_rng_states())
-    path = Path(folder) / VARIABLES
+    if with_optimizer:
+        arrays.update(_rng_states())
     with open(path, "wb") as handle:
         np.savez(handle, **arrays)
-    return path
 
 
-def _mismatch(folder, what: str) -> ConfigError:
-    return ConfigError(
-        f"Checkpoint {folder} does not match this model ({what}); its config is in "
-        f"{Path(folder) / 'config.json'}."
-    )
+def _mismatch(source, what: str) -> ConfigError:
+    where = f"its config is in {Path(source) / 'config.json'}"
+    if Path(source).suffix == ".npz":
+        where = f"delete {source} and rerun"
+    return ConfigError(f"Checkpoint {source} does not match this model ({what}); {where}.")
 
 
 def read_variables(model, folder, with_optimizer: bool = True) -> None:
@@ -110,18 +120,25 @@ def read_variables(model, folder, with_optimizer: bool = True) -> None:
         ConfigError: the file lists another number of variables, or another shape, than
             the model has (in one sentence, naming the variable).
     """
-    with np.load(Path(folder) / VARIABLES) as data:
+    read_weights(model, Path(folder) / VARIABLES, with_optimizer, source=folder)
+
+
+def read_weights(model, path, with_optimizer: bool = False, source=None) -> None:
+    """Assigns the values in the `.npz` file `path` (`write_weights`) to `model`'s
+    variables, as `read_variables` does; `source` names it in a mismatch (default `path`)."""
+    source = path if source is None else source
+    with np.load(path) as data:
         paths = json.loads(str(data[_PATHS]))
         for group, variables in _groups(model, with_optimizer).items():
             saved = paths.get(group, [])
             if len(saved) != len(variables):
                 counts = f"{len(saved)} {group} variables, the model {len(variables)}"
-                raise _mismatch(folder, counts)
+                raise _mismatch(source, counts)
             for index, variable in enumerate(variables):
                 value = data[f"{group}.{index:05d}"]
                 if tuple(value.shape) != tuple(variable.shape):
                     raise _mismatch(
-                        folder,
+                        source,
                         f"{saved[index]} has shape {list(value.shape)}, the model's "
                         f"{variable.path} {list(variable.shape)}",
                     )

@@ -7,6 +7,7 @@ State-dict names derive from the reference names (`reference_checkpoint`):
 - `import_hugging_face(discriminator, generator=None)`: folders or files with
   `model.safetensors` or `pytorch_model.bin` (PyTorch state dicts need torch),
   every size from their `config.json`.
+- `import_hugging_face_encoder(folder)`: the discriminator's encoder alone (fine-tuning).
 - `export_hugging_face(model, folder)`: `discriminator/` and `generator/` folders
   that `transformers` loads with `ElectraForPreTraining` / `ElectraForMaskedLM`.
 """
@@ -28,6 +29,7 @@ __all__ = [
     "HUGGING_FACE_TYPES",
     "hugging_face_name",
     "import_hugging_face",
+    "import_hugging_face_encoder",
     "hugging_face_vocabulary",
     "hugging_face_config",
     "hugging_face_value",
@@ -219,36 +221,21 @@ def _untied(disc_state: dict, gen_state: dict) -> bool:
 
 
 def import_hugging_face(discriminator, generator=None, config: ElectraConfig | None = None):
-    """An `ElectraPretrainer` from Hugging Face ELECTRA or BERT-family weights.
+    """An `ElectraPretrainer` from Hugging Face ELECTRA or BERT-family weights: from
+    `discriminator`, the folder (or weights file) of an `ElectraForPreTraining` or a BERT,
+    and `generator`, an optional `ElectraForMaskedLM` folder (without one the generator
+    keeps its initial weights); `config` by default from the folders' config.json, the
+    generator's sizes from its own. A generator whose embedding block differs from the
+    discriminator's is imported untied (`model.weight_tying=none`).
 
-    Every size comes from the folders' config.json: the generator's hidden size, layers,
-    heads and feed-forward size from its own. A generator whose embedding block differs
-    from the discriminator's is imported untied (`model.weight_tying=none`).
-
-    A BERT checkpoint (`BertModel`, `BertForMaskedLM`, ...) becomes the discriminator's
-    encoder (embedding size = hidden size, so no `embeddings_project`). BERT's pooler
-    (dense + tanh over [CLS]) is not part of ELECTRA and is not imported: the "pooled"
-    output here is the [CLS] vector. Neither is its MLM head. The replaced-token head
-    then keeps its fresh initialization; `import_report` says which parts were imported.
-
-    Args:
-        discriminator: folder (or weights file) of an `ElectraForPreTraining` (or a BERT)
-            checkpoint.
-        generator: optional folder of the matching `ElectraForMaskedLM` checkpoint.
-        config: the config to build; by default from the folders' config.json.
-
-    Returns:
-        `ElectraPretrainer`; without a generator its generator keeps its initial weights.
-        Its `import_report` attribute lists what came from the files.
+    A BERT checkpoint becomes the discriminator's encoder (embedding size = hidden size, no
+    `embeddings_project`); its pooler (dense + tanh over [CLS], not ELECTRA's: the "pooled"
+    output here is the [CLS] vector) and MLM head are not imported, and the replaced-token
+    head keeps its fresh initialization. `model.import_report` lists what came from the files.
     """
     from electra_tf.pretraining.pretrainer import ElectraPretrainer
 
-    disc_state, disc_config = _load_state_dict(discriminator)
-    if not disc_config and config is None:
-        raise ConfigError(f"{discriminator} has no config.json; pass a config.")
-    disc_state = _electra_layout(
-        disc_state, disc_config.get("model_type", "electra"), discriminator
-    )
+    disc_state, disc_config = _discriminator_state(discriminator, config)
     gen_state, gen_config = _load_state_dict(generator) if generator else ({}, None)
     if generator:
         gen_state = _electra_layout(gen_state, gen_config.get("model_type", "electra"), generator)
@@ -258,19 +245,13 @@ def import_hugging_face(discriminator, generator=None, config: ElectraConfig | N
     model = ElectraPretrainer(config)
     head_present = any(k.startswith("discriminator_predictions.") for k in disc_state)
     for name, variable, shape in reference_names(model):
-        hf, transpose = hugging_face_name(name)
         is_generator = name.startswith(("generator/", "generator_predictions/"))
-        state, source = (gen_state, generator) if is_generator else (disc_state, discriminator)
         if is_generator and not generator:
             continue
         if name.startswith("discriminator_predictions/") and not head_present:
             continue
-        if hf not in state:
-            raise ConfigError(f"{source}: the weights have no {hf}, which this config needs.")
-        value = state[hf]
-        if transpose:
-            value = value.T
-        assign_weight(variable, value.reshape(shape) if shape else value, hf, str(source))
+        state, source = (gen_state, generator) if is_generator else (disc_state, discriminator)
+        _assign(state, source, name, variable, shape)
     used = {hugging_face_name(name)[0] for name, _, _ in reference_names(model)}
     model.import_report = {
         "source": str(discriminator),
@@ -281,6 +262,41 @@ def import_hugging_face(discriminator, generator=None, config: ElectraConfig | N
         "not_imported": sorted(k for k in disc_state if k not in used and "position_ids" not in k),
     }
     return model
+
+
+def _discriminator_state(discriminator, config) -> tuple[dict, dict]:
+    """(state dict in ELECTRA's layout, config.json) of a discriminator or BERT folder."""
+    state, found = _load_state_dict(discriminator)
+    if not found and config is None:
+        raise ConfigError(f"{discriminator} has no config.json; pass a config.")
+    return _electra_layout(state, found.get("model_type", "electra"), discriminator), found
+
+
+def import_hugging_face_encoder(discriminator):
+    """(the discriminator's `ElectraEncoder` named "encoder", its `ElectraConfig`) from a
+    Hugging Face ELECTRA or BERT folder: what fine-tuning keeps of `import_hugging_face`,
+    built without the generator and the heads (each weight assigned, none drawn)."""
+    from electra_tf.layers.initializers import draws_skipped
+    from electra_tf.models.encoder import ElectraEncoder
+
+    state, found = _discriminator_state(discriminator, None)
+    config = _config_from_hugging_face(found, None)
+    sizes = config.model.discriminator().to_dict()
+    with draws_skipped():
+        encoder = ElectraEncoder(name="encoder", dtype=config.train.mixed_precision, **sizes)
+        encoder.build()
+    for name, variable, shape in encoder_entries(encoder, "electra", True, "electra"):
+        _assign(state, discriminator, name, variable, shape)
+    return encoder, config
+
+
+def _assign(state: dict, source, name: str, variable, shape) -> None:
+    """Sets `variable` (reference name `name`) from its entry in the state dict."""
+    hf, transpose = hugging_face_name(name)
+    if hf not in state:
+        raise ConfigError(f"{source}: the weights have no {hf}, which this config needs.")
+    value = state[hf].T if transpose else state[hf]
+    assign_weight(variable, value.reshape(shape) if shape else value, hf, str(source))
 
 
 def _stderr(line: str) -> None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -292,7 +293,9 @@ def load_initialization(spec: str, vocab_file: str | None = None) -> Initializat
         encoder = read_keras_hub_preset(path)
         vocab = vocab_file or next(iter(path.glob("assets/tokenizer/vocabulary.txt")), None)
         return Initialization.from_encoder(spec, encoder, _need_vocab(vocab, spec))
-    if kind in ("hugging_face", "reference"):  # the imported encoder, not rebuilt
+    if kind == "hugging_face":  # the imported encoder, not rebuilt
+        return _hugging_face_encoder(spec, vocab_file)
+    if kind == "reference":  # the imported encoder, not rebuilt
         model, vocab, lower = _imported(spec, kind, vocab_file, encoder_only=True)
         lower = model.config.data.lower_case if lower is None else lower
         return Initialization.from_encoder(spec, model.discriminator.encoder, vocab, lower)
@@ -301,6 +304,20 @@ def load_initialization(spec: str, vocab_file: str | None = None) -> Initializat
     return Initialization.from_encoder(
         spec, model.discriminator.encoder, _need_vocab(data.vocab_file, spec), data.lower_case
     )
+
+
+def _hugging_face_encoder(spec: str, vocab_file) -> Initialization:
+    """A Hugging Face folder's encoder, its vocabulary checked, its casing recorded or
+    taken from the config. Only the encoder is built (no generator, no heads)."""
+    from electra_tf.serving.conversion import hugging_face_vocabulary, vocabulary_for
+    from electra_tf.serving.hugging_face import import_hugging_face_encoder
+
+    encoder, config = import_hugging_face_encoder(Path(spec))
+    found, lower = hugging_face_vocabulary(Path(spec))
+    vocab = _need_vocab(vocab_file or found, spec)
+    vocabulary_for(SimpleNamespace(config=config), vocab)
+    lower = config.data.lower_case if lower is None else lower
+    return Initialization.from_encoder(spec, encoder, vocab, lower)
 
 
 def _from_finetuned(folder: Path) -> Initialization:

@@ -11,6 +11,7 @@ from helpers import scratch_init, scratch_init_one_layer, write_lines
 from electra_tf.config import ConfigError
 from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
 from electra_tf.finetuning import engine
+from electra_tf.finetuning.best_weights import read_best
 from electra_tf.finetuning.engine import EpochSelection
 from electra_tf.finetuning.user_task import finetune_files
 from electra_tf.tasks.config import FinetuneConfig
@@ -295,7 +296,7 @@ def test_the_best_epoch_is_kept_and_patience_stops_the_run(tmp_path):
     assert selection.best_epoch == 2
     for kept, saved in zip(selection.best_weights, weights[1], strict=True):
         np.testing.assert_array_equal(kept, saved)
-    # The last epoch (4, patience) left no resume checkpoint: the model, best.weights.h5
+    # The last epoch (4, patience) left no resume checkpoint: the model, best.weights.npz
     # and best.json hold epoch 2, trained.json the history; the best epoch's checkpoint and
     # the newest one stay until the seed's result is out.
     assert [p.name for p in sorted(tmp_path.glob("epoch-*"))] == ["epoch-0002", "epoch-0003"]
@@ -304,9 +305,23 @@ def test_the_best_epoch_is_kept_and_patience_stops_the_run(tmp_path):
     for kept, saved in zip(model.weights, weights[1], strict=True):
         np.testing.assert_array_equal(kept.numpy(), saved)
     model.set_weights(weights[3])
-    model.load_weights(tmp_path / "best.weights.h5")
+    read_best(model, tmp_path / "best.weights.npz")
     for kept, saved in zip(model.weights, weights[1], strict=True):
         np.testing.assert_array_equal(kept.numpy(), saved)
+    # A seed folder of an older version holds Keras's best.weights.h5 (the optimizer's
+    # variables in it too): it still counts as written, and is read.
+    (tmp_path / "best.weights.npz").rename(tmp_path / "moved.npz")
+    model.save_weights(tmp_path / "best.weights.h5")
+    model.set_weights(weights[3])
+    engine._best_weights(model, tmp_path, state["best"], None)
+    for kept, saved in zip(model.weights, weights[1], strict=True):
+        np.testing.assert_array_equal(kept.numpy(), saved)
+    assert not (tmp_path / "best.weights.npz").exists()  # read, not written again
+    # Writing this version's file removes the older one, which would be stale.
+    engine.write_best(model, tmp_path, state["best"])
+    assert not (tmp_path / "best.weights.h5").exists()
+    (tmp_path / "best.weights.npz").unlink()
+    (tmp_path / "moved.npz").rename(tmp_path / "best.weights.npz")
     # A resumed seed whose best weights are not out reads them from the best epoch's
     # checkpoint.
     (tmp_path / "best.json").unlink()
@@ -345,6 +360,31 @@ def test_a_corrupt_epoch_checkpoint_is_moved_aside_and_the_seed_starts_over(tmp_
     assert folder.with_name("epoch-0001.corrupt").is_dir()
     assert report["runs"][0]["epochs_run"] == 2
     assert FinetuneConfig().patience == 0
+
+
+def test_the_best_weights_are_set_and_written_once_when_the_last_epoch_ends(tmp_path, monkeypatch):
+    vocab, train, dev = _files(tmp_path, n=40)
+    calls, best_weights = [], engine._best_weights
+
+    def counted(model, folder, best, selection):
+        calls.append(best["epoch"])
+        return best_weights(model, folder, best, selection)
+
+    monkeypatch.setattr(engine, "_best_weights", counted)
+    report = _run(tmp_path, "run", vocab, train, dev, "epochs=2")
+    assert calls == [report["runs"][0]["best_epoch"]]
+    kept, _ = load_finetuned(tmp_path / "run")  # the model the run kept, and its best epoch's
+    best, _ = load_finetuned(tmp_path / "run")
+    best.set_weights([np.zeros_like(w) for w in best.get_weights()])
+    written = tmp_path / "run" / "seeds" / "seed-1" / "best.weights.npz"
+    read_best(best, written)
+    for got, want in zip(kept.get_weights(), best.get_weights(), strict=True):
+        np.testing.assert_array_equal(got, want)
+    # The model's weights alone: no optimizer state (Adam's moments were 2/3 of the file).
+    with np.load(written) as data:
+        assert set(json.loads(str(data["paths"]))) == {"trainable", "non_trainable"}
+        variables = len(kept.trainable_variables) + len(kept.non_trainable_variables)
+        assert len(data.files) == variables + 1  # and the paths
 
 
 def _driver(tmp_path, run, point="none", seed=0, epoch=0, layers=2):

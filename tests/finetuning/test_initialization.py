@@ -48,9 +48,18 @@ def test_initialization_sources_agree(tmp_path, monkeypatch):
         return original(self, shape, dtype=dtype)
 
     monkeypatch.setattr(initializers._Skippable, "__call__", counted)
+    from electra_tf.models.discriminator import ElectraDiscriminator
+    from electra_tf.models.generator import ElectraGenerator
+
+    built = []
+    for cls in (ElectraGenerator, ElectraDiscriminator):
+        monkeypatch.setattr(cls, "__init__", _noting(cls.__init__, built, cls.__name__))
     for source in sources:
         draws.clear()
+        built.clear()
         init = load_initialization(str(source), vocab_file=str(vocab))
+        if source == hf["discriminator"]:  # released weights: only the encoder is built
+            assert built == [], built
         assert draws and not any(draws), (source, f"{sum(draws)} of {len(draws)} drawn")
         assert len(init.weights) == len(expected), source
         for got, want in zip(init.weights, expected):
@@ -74,6 +83,14 @@ def test_initialization_sources_agree(tmp_path, monkeypatch):
     assert shaped.encoder_config == reference.encoder_config
     assert shaped.encoder_config["num_layers"] == 2
     assert (shaped.vocab_file, shaped.lower_case) == (reference.vocab_file, reference.lower_case)
+
+
+def _noting(init, built: list, name: str):
+    def noted(self, *args, **kwargs):
+        built.append(name)
+        return init(self, *args, **kwargs)
+
+    return noted
 
 
 def test_an_empty_init_folder_says_what_was_looked_for(tmp_path):
