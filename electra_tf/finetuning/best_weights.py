@@ -4,8 +4,8 @@ The weights file holds the model's trainable and non-trainable values by positio
 (`portable_checkpoint.write_weights`), without the optimizer's state: a third of what
 Keras's `save_weights` writes for a compiled model under Adam (its two moments per weight),
 which no reader of the best weights uses. It reads back on any backend. A seed folder
-written before 2026-12-02 holds `best.weights.h5` (Keras's `save_weights`) instead; it is
-still read.
+written by an older version holds `best.weights.h5` (Keras's `save_weights`) instead; it
+is still read.
 """
 
 from __future__ import annotations
