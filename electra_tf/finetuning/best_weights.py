@@ -19,6 +19,7 @@ from electra_tf.io.durable import (
     ensure_space,
     fsync_path,
     os_reason,
+    read_json,
     variables_bytes,
     write_atomic,
 )
@@ -63,10 +64,7 @@ def best_written(folder, best: dict | None) -> bool:
     """Whether `folder` holds the weights of the best epoch `best` (None: nothing to hold)."""
     if best is None:
         return True
-    try:
-        recorded = json.loads((Path(folder) / "best.json").read_text())
-    except (OSError, ValueError):
-        return False
+    recorded = read_json(Path(folder) / "best.json")
     epoch = recorded.get("epoch") if isinstance(recorded, dict) else None
     return best_file(folder) is not None and epoch == best["epoch"]
 

@@ -46,6 +46,7 @@ from electra_tf.io.durable import (
     ensure_space,
     os_reason,
     publish_folder,
+    read_json,
     remove_folder,
     variables_bytes,
     verify_record,
@@ -68,14 +69,6 @@ __all__ = ["EpochSelection", "train_seed", "read_json", "better", "write_best", 
 
 _EPOCH = re.compile(r"^epoch-(\d+)$")
 TRAINED = "trained.json"  # the seed's history once its last epoch's best weights are out
-
-
-def read_json(path) -> dict | None:
-    """A JSON file's content, or None when it is missing or unreadable."""
-    try:
-        return json.loads(Path(path).read_text())
-    except (OSError, ValueError):
-        return None
 
 
 def better(value: float, best: float | None, lower_is_better: bool = False) -> bool:

@@ -42,6 +42,7 @@ __all__ = [
     "fsync_path",
     "fsync_tree",
     "write_atomic",
+    "read_json",
     "write_record",
     "verify_record",
     "exchange",
@@ -102,6 +103,14 @@ def write_atomic(path, data: bytes | str) -> Path:
         raise
     fsync_path(path.parent)
     return path
+
+
+def read_json(path) -> dict | None:
+    """A JSON file's content, or None when it is missing or unreadable."""
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
 
 
 def digest(path) -> str:
