@@ -189,6 +189,7 @@ def _train_pytorch(options, encoder, splits, labels):
     from transformers import get_linear_schedule_with_warmup as schedule
 
     import electra_tf.data.batching  # noqa: F401  (`peer_batches`' module imports TensorFlow)
+    from electra_tf.bench.peer_steps import TORCH_OPTIMIZER, torch_adamw
 
     torch.manual_seed(_seed(options))
     torch.set_num_threads(os.cpu_count() or 1)
@@ -208,7 +209,7 @@ def _train_pytorch(options, encoder, splits, labels):
 
     no_decay = [p for n, p in model.named_parameters() if "bias" in n or "LayerNorm" in n]
     decay = [p for n, p in model.named_parameters() if not ("bias" in n or "LayerNorm" in n)]
-    optimizer = torch.optim.AdamW(
+    optimizer = torch_adamw(
         [{"params": decay, "weight_decay": options.weight_decay},
          {"params": no_decay, "weight_decay": 0.0}], lr=options.learning_rate, eps=1e-6,
     )  # fmt: skip
@@ -239,7 +240,7 @@ def _train_pytorch(options, encoder, splits, labels):
         model.eval()
         dev = accuracy(splits["dev"])
         if not scores or dev > scores["dev_accuracy"]:  # the epoch chosen on dev, as ours
-            scores = {"dev_accuracy": dev, "best_epoch": epoch}
+            scores = {"dev_accuracy": dev, "best_epoch": epoch, "optimizer": TORCH_OPTIMIZER}
             if splits["test"]:
                 scores["test_accuracy"] = accuracy(splits["test"])
     return time.perf_counter() - started, scores

@@ -164,6 +164,21 @@ def model_garden_step(config, batches, xla: bool = False, seed: int = 1234):
     return one_step, params, {"tensorflow": tf.__version__, "tf_keras": tf_keras.__version__}
 
 
+#: What the PyTorch peers' records say of their optimizer.
+TORCH_OPTIMIZER = "adamw_torch_fused"
+
+
+def torch_adamw(params, **kwargs):
+    """`torch.optim.AdamW` with its fused kernel: what transformers' `Trainer` makes by default
+    (`optim="adamw_torch_fused"` with torch 2.8 or later), on CPUs too. Every PyTorch peer
+    here takes its optimizer from this, so the peer runs the policy a transformers user
+    gets; torch's own default on a CPU, a loop of small kernels per parameter, was 12-20%
+    slower a MiniLM step here (docs/results/finetuning.md, "The PyTorch peers' optimizer")."""
+    import torch
+
+    return torch.optim.AdamW(params, fused=True, **kwargs)
+
+
 def torch_step(config, batches, seed: int = 1234, device: str = "cpu", bf16: bool = False):
     """Hugging Face PyTorch ELECTRA's step on `batches`, masked inside the step.
 
@@ -188,7 +203,7 @@ def torch_step(config, batches, seed: int = 1234, device: str = "cpu", bf16: boo
     generator.to(device), discriminator.to(device)
     model = config.model
     train = config.train
-    optimizer = torch.optim.AdamW(
+    optimizer = torch_adamw(
         [  # decay on matrices only: no LayerNorm, no bias
             {"params": [p for p in parameters if p.dim() > 1], "weight_decay": train.weight_decay},
             {"params": [p for p in parameters if p.dim() <= 1], "weight_decay": 0.0},
@@ -242,4 +257,5 @@ def torch_step(config, batches, seed: int = 1234, device: str = "cpu", bf16: boo
         return objective.mlm_weight * mlm_loss + objective.discriminator_weight * disc_loss
 
     params = int(sum(p.numel() for p in parameters))
-    return one_step, params, {"torch": torch.__version__, "transformers": transformers.__version__}
+    versions = {"torch": torch.__version__, "transformers": transformers.__version__}
+    return one_step, params, {**versions, "optimizer": TORCH_OPTIMIZER}

@@ -139,6 +139,7 @@ def _train_pytorch(options) -> tuple[float, dict]:
     import electra_tf.datasets.squad  # noqa: F401
     import electra_tf.metrics  # noqa: F401
     import electra_tf.tasks.question_answerer_preprocessor  # noqa: F401
+    from electra_tf.bench.peer_steps import TORCH_OPTIMIZER, torch_adamw
 
     torch.manual_seed(_seed(options))
     torch.set_num_threads(os.cpu_count() or 1)
@@ -147,7 +148,7 @@ def _train_pytorch(options) -> tuple[float, dict]:
     dev_examples, dev = windows_and_examples(options, "dev")
     version_2 = any(not e.answers for e in train_examples + dev_examples)
     model = BertForQuestionAnswering.from_pretrained(options.init)
-    optimizer = torch.optim.AdamW(
+    optimizer = torch_adamw(
         model.parameters(), lr=options.learning_rate, eps=1e-6, weight_decay=0.0
     )
     steps = math.ceil(len(train.start_positions) / options.batch) * options.epochs
@@ -174,7 +175,7 @@ def _train_pytorch(options) -> tuple[float, dict]:
             optimizer.zero_grad()
         f1 = _torch_dev_f1(model, dev, dev_examples, version_2)
         if not best or f1 > best["dev_f1"]:
-            best = {"dev_f1": f1, "best_epoch": epoch}
+            best = {"dev_f1": f1, "best_epoch": epoch, "optimizer": TORCH_OPTIMIZER}
     return time.perf_counter() - started, best
 
 

@@ -1,7 +1,8 @@
 """The PyTorch loops' timers of `bench finetune` and `bench qa` start after every import, as
 ours' do: no TensorFlow module is first imported between a PyTorch loop's first and last
 clock reading (both loops run in one fresh interpreter, where nothing is imported yet: the
-finetune loop first, then QA's, whose preprocessor imports more than that loop's batching)."""
+finetune loop first, then QA's, whose preprocessor imports more than that loop's batching).
+And each loop steps with the fused AdamW that transformers' Trainer uses by default."""
 
 import json
 import subprocess
@@ -25,6 +26,16 @@ class Clock:  # time, whose perf_counter also notes which modules are imported b
 
 encoder, train = sys.argv[1:3]
 assert "tensorflow" not in sys.modules, "a bench module imported TensorFlow itself"
+import torch
+
+fused = []  # each AdamW a loop makes: whether it runs the fused kernel
+
+class Noted(torch.optim.AdamW):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        fused.append(bool(self.defaults.get("fused")))
+
+torch.optim.AdamW = Noted
 late = {}
 finetune.time = Clock()  # the finetune loop first: its TensorFlow import is the earlier one
 rows = [(" ".join(sys.argv[3:][n % 5 :][:6]), n % 2) for n in range(12)]
@@ -39,7 +50,7 @@ options = qa.QaBenchOptions(impl="pytorch", init=encoder, train=train, dev=train
 qa._train_pytorch(options)
 assert len(readings) >= 2, "the QA loop's timer was not read through the clock"
 late["qa"] = sorted(readings[-1] - readings[0])
-print(json.dumps(late))
+print(json.dumps({"late": late, "fused": fused}))
 """
 
 
@@ -56,8 +67,11 @@ def test_the_pytorch_loops_import_nothing_of_tensorflow_inside_their_timers(enco
         capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
-    late = json.loads(done.stdout.strip().splitlines()[-1])
+    printed = json.loads(done.stdout.strip().splitlines()[-1])
+    late = printed["late"]
     assert sorted(late) == ["finetune", "qa"]
+    # Each loop's optimizer is transformers' Trainer default, torch's fused AdamW.
+    assert printed["fused"] == [True, True]
     ours = ("tensorflow", "tensorflow_text", "keras", "keras_hub", "electra_tf")
     for arm, modules in late.items():
         assert [m for m in modules if m.split(".")[0] in ours] == [], arm

@@ -96,3 +96,28 @@ def test_the_pytorch_loop_trains_with_dropout_and_scores_without(tmp_path, encod
     # from_pretrained returns eval mode; the loop must switch dropout on before epoch 1.
     assert sum(training for _, training in seen) > 4 and any(not t for _, t in seen)
     assert all(mode == training for mode, training in seen)
+
+
+def test_the_pytorch_peers_adamw_is_fused_and_steps_as_torchs_own_loop():
+    import copy
+
+    import torch
+
+    from electra_tf.bench.peer_steps import torch_adamw
+
+    torch.manual_seed(0)
+    fused_model = torch.nn.Linear(5, 3)
+    loop_model, start = copy.deepcopy(fused_model), fused_model.weight.detach().clone()
+    settings = {"lr": 0.05, "eps": 1e-6, "weight_decay": 0.01}
+    fused = torch_adamw(fused_model.parameters(), **settings)
+    loop = torch.optim.AdamW(loop_model.parameters(), foreach=False, **settings)
+    assert fused.defaults["fused"] is True and not loop.defaults["fused"]
+    x = torch.randn(4, 5)
+    for _ in range(3):
+        for model, optimizer in ((fused_model, fused), (loop_model, loop)):
+            optimizer.zero_grad()
+            (model(x) ** 2).sum().backward()
+            optimizer.step()
+    for a, b in zip(fused_model.parameters(), loop_model.parameters(), strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-6)
+    assert torch.max(torch.abs(fused_model.weight - start)) > 0.05  # three steps moved it
