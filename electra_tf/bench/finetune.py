@@ -43,6 +43,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from electra_tf.bench.peer_steps import TORCH_OPTIMIZER, torch_adamw
+
 __all__ = ["FinetuneBenchOptions", "run_once", "workload", "IMPLS", "PREDICT_IMPLS"]
 
 IMPLS = ("electra_tf", "pytorch", "keras_hub")
@@ -189,7 +191,6 @@ def _train_pytorch(options, encoder, splits, labels):
     from transformers import get_linear_schedule_with_warmup as schedule
 
     import electra_tf.data.batching  # noqa: F401  (`peer_batches`' module imports TensorFlow)
-    from electra_tf.bench.peer_steps import TORCH_OPTIMIZER, torch_adamw
 
     torch.manual_seed(_seed(options))
     torch.set_num_threads(os.cpu_count() or 1)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["model_garden_step", "premask", "torch_step"]
+__all__ = ["TORCH_OPTIMIZER", "model_garden_step", "premask", "torch_adamw", "torch_step"]
 
 
 def premask(ids, num_predictions: int, mask_id: int, mask_token_rate: float, seed: int) -> dict:
@@ -257,5 +257,4 @@ def torch_step(config, batches, seed: int = 1234, device: str = "cpu", bf16: boo
         return objective.mlm_weight * mlm_loss + objective.discriminator_weight * disc_loss
 
     params = int(sum(p.numel() for p in parameters))
-    versions = {"torch": torch.__version__, "transformers": transformers.__version__}
-    return one_step, params, {**versions, "optimizer": TORCH_OPTIMIZER}
+    return one_step, params, {"torch": torch.__version__, "transformers": transformers.__version__}

@@ -307,6 +307,7 @@ def _implementation(args: StepOptions, config):
         if args.xla:
             raise ConfigError("bench step --impl pytorch has no --xla; drop it.")
         one_step, params, versions = peer_steps.torch_step(config, batches)
+        versions["optimizer"] = peer_steps.TORCH_OPTIMIZER
         return "B_hf_torch", "lm_gather+cdf", one_step, params, versions
     choices = ", ".join(IMPLEMENTATIONS)
     raise ConfigError(f"bench step --impl must be one of {choices}, got {args.impl!r}.")
