@@ -173,7 +173,7 @@ def torch_adamw(params, **kwargs):
     (`optim="adamw_torch_fused"` with torch 2.8 or later), on CPUs too. Every PyTorch peer
     here takes its optimizer from this, so the peer runs the policy a transformers user
     gets; torch's own default on a CPU, a loop of small kernels per parameter, was 12-20%
-    slower a MiniLM step here (docs/results/finetuning.md, "The PyTorch peers' optimizer")."""
+    slower a MiniLM step here (docs/results/finetuning.md, "Where a QA call's time goes")."""
     import torch
 
     return torch.optim.AdamW(params, fused=True, **kwargs)
