@@ -20,7 +20,8 @@ scoring dev after every epoch:
   length-grouped batches, dev selection, checkpoints, the kept model folder);
 - `pytorch`: Hugging Face `BertForSequenceClassification` in a plain loop, each
   batch padded to its longest row (`DataCollatorWithPadding`'s rule), of shuffled rows,
-  or with `batches="ours"` electra_tf's very batches (`peer_batches`);
+  or with `batches="ours"` electra_tf's very batches (`peer_batches`); torch's fused
+  AdamW, transformers' `Trainer` default (`peer_steps.torch_adamw`);
 - `keras_hub`: keras-hub's `BertTextClassifier` built with the same config and
   its preprocessor (it pads every batch to `seq`).
 

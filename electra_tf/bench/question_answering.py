@@ -9,7 +9,8 @@ process of its own and interleaved over rounds (`electra_tf.bench.finetune.compa
   `BertForQuestionAnswering` in a plain loop on the same windows (this package's
   preprocessor, so the same token ids), in the very batches our `fit` makes
   (`epoch_batches` of the windows' lengths, same seed, each cut to its longest row), with
-  the same optimizer settings, and dev scored after every epoch by the same candidate
+  the same optimizer settings (torch's fused AdamW, as transformers' `Trainer` makes by
+  default: `peer_steps.torch_adamw`), and dev scored after every epoch by the same candidate
   search and threshold search.
 - `--mode predict`: answering `--predict-examples` questions of the dev file at batch 32,
   raw strings in and answers out, after one untimed batch: our run folder (Keras), our
