@@ -34,6 +34,8 @@ import time
 from pathlib import Path
 from typing import ClassVar
 
+from electra_tf.bench.peer_steps import TORCH_OPTIMIZER, torch_adamw
+
 __all__ = ["QaBenchOptions", "run_once", "IMPLS", "PREDICT_IMPLS"]
 
 IMPLS = ("electra_tf", "pytorch")
@@ -140,7 +142,6 @@ def _train_pytorch(options) -> tuple[float, dict]:
     import electra_tf.datasets.squad  # noqa: F401
     import electra_tf.metrics  # noqa: F401
     import electra_tf.tasks.question_answerer_preprocessor  # noqa: F401
-    from electra_tf.bench.peer_steps import TORCH_OPTIMIZER, torch_adamw
 
     torch.manual_seed(_seed(options))
     torch.set_num_threads(os.cpu_count() or 1)
