@@ -11,7 +11,7 @@ more than 1e-5). Other flags are `electra-tf export`'s.
 
 import sys
 
-from electra_tf.cli import main
+from electra_tf.cli import command
 
 if __name__ == "__main__":
-    sys.exit(main(["export", "--format", "all", *sys.argv[1:]]))
+    sys.exit(command(["export", "--format", "all", *sys.argv[1:]]))

@@ -1,6 +1,7 @@
 """Test session setup: quiet TensorFlow, two logical CPU devices for the strategy tests."""
 
 import atexit
+import gc
 import os
 import shutil
 import sys
@@ -47,6 +48,12 @@ def _skip_op_stack_traces():
 
 
 _skip_op_stack_traces()
+
+
+def pytest_unconfigure(config):
+    """Each pytest process's exit skips the collector's walk over every object left, as
+    `electra_tf.cli.command` does for a command (atexit handlers still run)."""
+    gc.freeze()
 
 
 def pytest_collection_modifyitems(config, items):

@@ -7,6 +7,7 @@ WEIGHTS_OUT (.npz), so that a test can compare the workers' weights, not only th
 checkpoint.
 """
 
+import gc
 import sys
 
 import numpy as np
@@ -37,4 +38,6 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    gc.freeze()  # a quick exit, as electra_tf.cli.command's
+    sys.exit(code)

@@ -3,6 +3,7 @@
 Usage: python multi_worker_job.py DATA_DIR RUN_DIR WEIGHTS_OUT  (TF_CONFIG set by the caller)
 """
 
+import gc
 import os
 import sys
 
@@ -33,3 +34,4 @@ def main():
 
 if __name__ == "__main__":
     main()
+    gc.freeze()  # a quick exit, as electra_tf.cli.command's

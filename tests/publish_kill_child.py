@@ -7,6 +7,7 @@ in); SIGKILL hits as the second rename is about to run. What is left on disk is 
 power cut or an OOM kill at that instant leaves.
 """
 
+import gc
 import os
 import shutil
 import signal
@@ -35,3 +36,4 @@ def main(final):
 
 if __name__ == "__main__":
     main(*sys.argv[1:])
+    gc.freeze()  # a quick exit, as electra_tf.cli.command's

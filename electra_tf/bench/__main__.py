@@ -2,7 +2,7 @@
 
 import sys
 
-from electra_tf.cli import main
+from electra_tf.cli import command
 
 if __name__ == "__main__":
-    sys.exit(main(["bench", *sys.argv[1:]]))
+    sys.exit(command(["bench", *sys.argv[1:]]))

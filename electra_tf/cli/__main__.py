@@ -2,7 +2,7 @@
 
 import sys
 
-from electra_tf.cli import main
+from electra_tf.cli import command
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(command())

@@ -13,6 +13,7 @@ Imported (test_task_export.py's in-process cases), its `consume` serves in the i
 """
 
 import base64
+import gc
 import sys
 
 import numpy as np
@@ -62,3 +63,4 @@ if __name__ == "__main__":  # imported, `consume` serves in the importing proces
     assert arguments and len(arguments) % 3 == 0, __doc__
     for start in range(0, len(arguments), 3):
         consume(*arguments[start : start + 3])
+    gc.freeze()  # a quick exit, as electra_tf.cli.command's

@@ -13,6 +13,7 @@ serving_default (`i/text/...`) and serve (`i/ids/...`), or the error's message
 """
 
 import ctypes
+import gc
 import os
 import sys
 
@@ -65,3 +66,4 @@ def main(mode, inputs_path, outputs_path, *folders):
 
 if __name__ == "__main__":
     main(*sys.argv[1:])
+    gc.freeze()  # a quick exit, as electra_tf.cli.command's

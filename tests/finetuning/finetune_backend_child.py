@@ -16,6 +16,7 @@ Saves FOLDER/<backend>/kept.npz: the kept weights of `whole` and of `killed`.
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
 from pathlib import Path
@@ -109,3 +110,4 @@ def main(folder: str) -> None:
 
 if __name__ == "__main__":
     main(sys.argv[1])
+    gc.freeze()  # a quick exit, as electra_tf.cli.command's

@@ -16,6 +16,7 @@ LAYERS: the scratch encoder's, 2 unless given):
   after the epoch's checkpoint, if it has one, is published.
 """
 
+import gc
 import json
 import os
 import signal
@@ -101,3 +102,4 @@ def main(workdir, run, point, seed, epoch, layers="2"):
 
 if __name__ == "__main__":
     main(*sys.argv[1:])
+    gc.freeze()  # a quick exit, as electra_tf.cli.command's

@@ -12,6 +12,7 @@ SIGKILL hits in EPOCH:
   threshold chosen on dev), before the best weights are written.
 """
 
+import gc
 import os
 import signal
 import sys
@@ -91,3 +92,4 @@ def main(workdir, run, point, epoch, layers="2"):
 
 if __name__ == "__main__":
     main(*sys.argv[1:])
+    gc.freeze()  # a quick exit, as electra_tf.cli.command's

@@ -12,6 +12,7 @@ the sentence that refuses a SavedModel export there.
 
 from __future__ import annotations
 
+import gc
 import sys
 
 import keras
@@ -112,3 +113,4 @@ def run(weights_dir, out) -> None:
 
 if __name__ == "__main__":
     run(sys.argv[1], sys.argv[2])
+    gc.freeze()  # a quick exit, as electra_tf.cli.command's

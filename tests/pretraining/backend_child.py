@@ -10,6 +10,7 @@ gradient of every trainable variable (by path), then the per-step losses of thre
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
@@ -146,3 +147,4 @@ if __name__ == "__main__":
             main(sys.argv[1], sys.argv[2], sys.argv[3])
     else:
         main(sys.argv[1], sys.argv[2], sys.argv[3])
+    gc.freeze()  # a quick exit, as electra_tf.cli.command's

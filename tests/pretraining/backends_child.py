@@ -11,6 +11,7 @@ one import less.
 
 from __future__ import annotations
 
+import gc
 import sys
 
 import backend_child
@@ -34,3 +35,4 @@ def main(weights: str, out: str, sampler: str, folder: str, rest) -> None:
 
 if __name__ == "__main__":
     main(*sys.argv[1:5], sys.argv[5:])
+    gc.freeze()  # a quick exit, as electra_tf.cli.command's

@@ -9,6 +9,7 @@ last run's Keras distribution split the batch over (1: none).
 
 from __future__ import annotations
 
+import gc
 import sys
 
 import numpy as np
@@ -52,3 +53,4 @@ if __name__ == "__main__":
         else:
             groups[-1].append(item)
     main(sys.argv[1], groups)
+    gc.freeze()  # a quick exit, as electra_tf.cli.command's

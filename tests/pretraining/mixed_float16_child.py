@@ -12,6 +12,7 @@ dtypes, its loss scale and step counter after each stage, and the `nonfinite` lo
 
 from __future__ import annotations
 
+import gc
 import sys
 
 import keras
@@ -75,3 +76,4 @@ def main(out: str) -> None:
 
 if __name__ == "__main__":
     main(sys.argv[1])
+    gc.freeze()  # a quick exit, as electra_tf.cli.command's

@@ -14,6 +14,7 @@ switch falling before the third; their step losses and weights after are saved.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
@@ -100,3 +101,4 @@ def main(folder: str, cases) -> None:
 
 if __name__ == "__main__":
     main(sys.argv[1], sys.argv[2:] or list(CASES))
+    gc.freeze()  # a quick exit, as electra_tf.cli.command's

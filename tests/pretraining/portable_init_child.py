@@ -13,6 +13,7 @@ STRAIGHT_OUT, it then does `jax_run_child.py STRAIGHT_OUT -- STRAIGHT_ARGS...`'s
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import sys
 
@@ -69,3 +70,4 @@ if __name__ == "__main__":
     main(sys.argv[1], sys.argv[2], arguments[:split], init)
     if straight:
         jax_run_child.main(straight[0], [straight[1:]])
+    gc.freeze()  # a quick exit, as electra_tf.cli.command's

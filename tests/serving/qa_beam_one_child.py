@@ -4,6 +4,7 @@ consolidated (a corrupted heap aborts there). Prints whether the SavedModel's an
 the Keras model's. Usage: qa_beam_one_child.py OUT_DIR."""
 
 import ctypes
+import gc
 import json
 import sys
 
@@ -47,3 +48,4 @@ def main(out_dir):
 
 if __name__ == "__main__":
     main(sys.argv[1])
+    gc.freeze()  # a quick exit, as electra_tf.cli.command's
