@@ -18,6 +18,7 @@ from __future__ import annotations
 import collections
 import ctypes
 import dataclasses
+import gc
 import hashlib
 import os
 import signal
@@ -294,3 +295,5 @@ def worker_main(connection, settings: ChunkSettings, parent: int) -> None:
         return
     except Exception as error:  # noqa: BLE001 - reported to the parent, which names the chunk
         connection.send(("error", index, describe_error(error)))
+    finally:  # the process ends next: its exit skips the collector's walk (cli.command)
+        gc.freeze()
