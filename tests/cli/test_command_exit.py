@@ -1,6 +1,7 @@
-"""`electra-tf` as a process: `electra_tf.cli.command` runs `main`, then freezes what is left
-for the collector, so the interpreter's exit does not walk every object once more
-(docs/results/performance.md, "Every command's exit")."""
+"""`electra-tf` as a process: `electra_tf.cli.command` leaves the frameworks' optional
+import-time probes out (`electra_tf.startup`), runs `main`, then freezes what is left for
+the collector, so the interpreter's exit does not walk every object once more
+(docs/results/performance.md, "Every command's exit" and "Each command's start-up")."""
 
 import gc
 import importlib.metadata
@@ -11,14 +12,18 @@ import sys
 import electra_tf.cli as cli
 
 
-def test_command_runs_main_then_flushes_and_freezes_and_returns_its_code(monkeypatch):
+def test_command_defers_probes_runs_main_then_flushes_and_freezes_and_returns_its_code(
+    monkeypatch,
+):
     calls = []
+    monkeypatch.setattr(cli, "defer_optional_imports", lambda: calls.append(("defer",)))
     monkeypatch.setattr(cli, "main", lambda argv=None: calls.append(("main", argv)) or 3)
     monkeypatch.setattr(gc, "freeze", lambda: calls.append(("freeze",)))
     monkeypatch.setattr(sys.stdout, "flush", lambda: calls.append(("flush stdout",)))
     monkeypatch.setattr(sys.stderr, "flush", lambda: calls.append(("flush stderr",)))
     assert cli.command(["prepare", "--help-not"]) == 3
     assert calls == [
+        ("defer",),
         ("main", ["prepare", "--help-not"]),
         ("flush stdout",),
         ("flush stderr",),

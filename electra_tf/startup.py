@@ -1,0 +1,77 @@
+"""Start-up of an `electra-tf` process: the frameworks' optional imports left out.
+
+`import tensorflow` also imports Keras 3, and both probe at import time for packages
+they can use when present: Keras imports scikit-learn (its scikit-learn wrappers),
+pandas (to accept DataFrames), matplotlib and OpenCV (its plotting helpers) and JAX
+(its Orbax callback); TensorFlow Lite imports JAX (to convert JAX functions) and
+TensorFlow's legacy Keras SciPy. No `electra-tf` command uses any of these through the
+frameworks, and loading them was about 40% of the frameworks' import on a 2-core AVX2
+machine (docs/results/performance.md, "Each command's start-up").
+
+`defer_optional_imports` installs an import hook that answers `ImportError` to exactly
+those probes: a module-level `import` of one of these packages made by one of the
+modules named in `DEFERRED`, which each catch it and carry on without it. Any other
+import of the same package (this package's metrics importing scikit-learn, a plot
+importing matplotlib, JAX as a Keras backend) loads it as usual, when it is needed.
+Only process entry points call it (`electra_tf.cli.command`, `prepare`'s spawned workers);
+importing `electra_tf` as a library changes nothing in the user's process.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import sys
+
+__all__ = ["DEFERRED", "defer_optional_imports"]
+
+#: importing module (prefix) -> the top-level packages its module-level probes may skip.
+DEFERRED = {
+    "keras.src.wrappers": ("sklearn",),
+    "keras.src.trainers.data_adapters": ("pandas",),
+    "keras.src.visualization": ("matplotlib", "cv2"),
+    "keras.src.callbacks.orbax_checkpoint": ("jax",),  # for Orbax on JAX; TF keeps off
+    "tensorflow.lite": ("jax",),
+    "tensorflow.python.keras": ("scipy",),
+}
+
+_MACHINERY = ("<frozen importlib.", "importlib/__init__.py", "importlib\\__init__.py")
+
+
+class _OptionalProbes(importlib.abc.MetaPathFinder):
+    """Refuses `DEFERRED`'s probes; finds nothing itself otherwise (the next finder does)."""
+
+    def find_spec(self, name, path=None, target=None):
+        top = name.partition(".")[0]
+        if not any(top in names for names in DEFERRED.values()):
+            return None
+        importer = _importer()
+        if importer is None or importer.f_code.co_name != "<module>":
+            return None  # only imports run by a module's own top level
+        module = importer.f_globals.get("__name__", "")
+        for prefix, names in DEFERRED.items():
+            if top in names and (module == prefix or module.startswith(prefix + ".")):
+                raise ModuleNotFoundError(
+                    f"{name} is not loaded for {module} in an electra-tf process", name=name
+                )
+        return None
+
+
+def _importer():
+    """The frame of the code whose `import` statement is being resolved."""
+    frame = sys._getframe(2)  # past find_spec and its caller
+    while frame is not None and (
+        frame.f_code.co_filename.startswith(_MACHINERY[0])
+        or frame.f_code.co_filename.endswith(_MACHINERY[1:])
+    ):
+        frame = frame.f_back
+    return frame
+
+
+def defer_optional_imports() -> importlib.abc.MetaPathFinder:
+    """Installs the hook (once per process) and returns it."""
+    for finder in sys.meta_path:
+        if isinstance(finder, _OptionalProbes):
+            return finder
+    finder = _OptionalProbes()
+    sys.meta_path.insert(0, finder)
+    return finder

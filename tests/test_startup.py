@@ -1,0 +1,66 @@
+"""`electra_tf.startup.defer_optional_imports`: an import hook that refuses exactly the
+module-level probes named in `DEFERRED` and lets every other import of the same package
+load. A stand-in package written here plays the probed one (the real ones are loaded in
+this process already, so no hook would be asked); tests/data/test_worker_exit.py checks
+the real frameworks in a spawned `prepare` worker."""
+
+import sys
+
+import pytest
+
+from electra_tf import startup
+
+PROBED = "electra_probe_target"
+OTHER = "electra_probe_other"  # not deferred for anyone
+PROBER = "keras.src.wrappers.stand_in"  # under a DEFERRED prefix
+
+
+@pytest.fixture
+def hooked(monkeypatch, tmp_path):
+    """The hook installed in a copy of `sys.meta_path` (restored after the test), with
+    `PROBED` deferred for `keras.src.wrappers` and importable from `tmp_path`."""
+    (tmp_path / f"{PROBED}.py").write_text("VALUE = 7\n")
+    (tmp_path / f"{OTHER}.py").write_text("VALUE = 8\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
+    monkeypatch.setitem(startup.DEFERRED, "keras.src.wrappers", ("sklearn", PROBED))
+    for name in (PROBED, OTHER):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    yield startup.defer_optional_imports()
+    for name in (PROBED, OTHER):
+        sys.modules.pop(name, None)
+
+
+def _run_as(module_name: str, source: str) -> dict:
+    """Runs `source` as the top level of a module called `module_name`."""
+    namespace = {"__name__": module_name}
+    exec(compile(source, f"<{module_name}>", "exec"), namespace)
+    return namespace
+
+
+def test_a_deferred_modules_top_level_probe_is_refused_and_leaves_nothing_loaded(hooked):
+    probe = f"try:\n    import {PROBED}\nexcept ImportError as e:\n    {PROBED} = e\n"
+    error = _run_as(PROBER, probe)[PROBED]
+    assert isinstance(error, ModuleNotFoundError) and error.name == PROBED
+    assert f"{PROBED} is not loaded for {PROBER}" in str(error)
+    assert PROBED not in sys.modules
+    # the same name from a module outside DEFERRED loads, and later probes find it loaded
+    assert _run_as("electra_tf.metrics_stand_in", f"import {PROBED}")[PROBED].VALUE == 7
+    assert _run_as(PROBER, probe)[PROBED].VALUE == 7
+
+
+def test_imports_inside_functions_and_other_packages_load_as_usual(hooked):
+    inside = f"def load():\n    import {PROBED}\n    return {PROBED}\nmodule = load()\n"
+    assert _run_as(PROBER, inside)["module"].VALUE == 7
+    sys.modules.pop(PROBED)
+    # a prefix match is by whole module path: keras.src.wrappersX is not keras.src.wrappers
+    assert _run_as("keras.src.wrappersX", f"import {PROBED}")[PROBED].VALUE == 7
+    sys.modules.pop(PROBED)
+    # a package not deferred for this module loads from its top level too
+    assert _run_as(PROBER, f"import {OTHER}")[OTHER].VALUE == 8
+
+
+def test_the_hook_is_installed_once_and_first(hooked):
+    assert startup.defer_optional_imports() is hooked
+    assert sys.meta_path[0] is hooked
+    assert sum(isinstance(f, type(hooked)) for f in sys.meta_path) == 1
