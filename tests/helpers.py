@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +11,8 @@ import numpy as np
 from electra_tf.config import load_recipe
 
 TESTS = Path(__file__).resolve().parent  # the tests folder: helpers, consumers, fixtures
+# `[*CHILD_PYTHON, script, ...]`: a child script started as `electra-tf` processes start.
+CHILD_PYTHON = (sys.executable, str(TESTS / "child_entry.py"))
 VOCAB = 64  # ids 0..4 are [PAD] [UNK] [CLS] [SEP] [MASK]; 5..63 are "words"
 SPECIAL = {"pad": 0, "unk": 1, "cls": 2, "sep": 3, "mask": 4}
 # Overrides that shrink any recipe to a one-layer, hidden-16 model on length-16 batches of 4.

@@ -6,7 +6,7 @@ import re
 import keras
 import numpy as np
 import pytest
-from helpers import scratch_init, scratch_init_one_layer, write_lines
+from helpers import CHILD_PYTHON, scratch_init, scratch_init_one_layer, write_lines
 
 from electra_tf.config import ConfigError
 from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
@@ -390,12 +390,11 @@ def test_the_best_weights_are_set_and_written_once_when_the_last_epoch_ends(tmp_
 def _driver(tmp_path, run, point="none", seed=0, epoch=0, layers=2):
     import os
     import subprocess
-    import sys
     from pathlib import Path
 
     driver = Path(__file__).with_name("kill_driver.py")
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    args = [sys.executable, str(driver), str(tmp_path), run, point, str(seed), str(epoch)]
+    args = [*CHILD_PYTHON, str(driver), str(tmp_path), run, point, str(seed), str(epoch)]
     args.append(str(layers))
     return subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
 

@@ -17,7 +17,7 @@ import sys
 import numpy as np
 import pytest
 from finetune_backend_child import KINDS
-from helpers import FASTER_XLA_FLAGS, TESTS, backend_child_env
+from helpers import CHILD_PYTHON, FASTER_XLA_FLAGS, TESTS, backend_child_env
 
 from electra_tf.cli import main
 from electra_tf.finetuning.engine import EpochSelection
@@ -65,7 +65,7 @@ def folder(tmp_path_factory):
         flags = FASTER_XLA_FLAGS if backend == "jax" else ""
         env = dict(backend_child_env(backend, flags, TESTS / "finetuning"), OMP_NUM_THREADS="1")
         children[backend] = subprocess.Popen(
-            [sys.executable, str(CHILD), str(folder)], env=env, text=True,
+            [*CHILD_PYTHON, str(CHILD), str(folder)], env=env, text=True,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         )  # fmt: skip
     for backend, child in children.items():

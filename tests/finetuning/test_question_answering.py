@@ -13,7 +13,7 @@ from pathlib import Path
 import keras
 import numpy as np
 import pytest
-from helpers import scratch_init, scratch_init_one_layer
+from helpers import CHILD_PYTHON, scratch_init, scratch_init_one_layer
 
 from electra_tf.config import ConfigError
 from electra_tf.data.vocabulary import SPECIAL_TOKENS, write_vocabulary
@@ -558,7 +558,7 @@ def _savedmodel_answers_as_keras(tmp_path, cases):
 def _qa_driver(tmp_path, run, point="none", epoch=0, layers=2):
     driver = os.path.join(os.path.dirname(__file__), "qa_kill_driver.py")
     env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.dirname(driver)))}
-    args = [sys.executable, driver, str(tmp_path), run, point, str(epoch), str(layers)]
+    args = [*CHILD_PYTHON, driver, str(tmp_path), run, point, str(epoch), str(layers)]
     return subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
 
 

@@ -10,13 +10,12 @@ outputs.
 """
 
 import subprocess
-import sys
 
 import keras
 import numpy as np
 import pytest
 import task_backend_child as child
-from helpers import FASTER_XLA_FLAGS, TESTS, backend_child_env
+from helpers import CHILD_PYTHON, FASTER_XLA_FLAGS, TESTS, backend_child_env
 
 BACKENDS = ("jax", "torch")
 CHILD = TESTS / "finetuning" / "task_backend_child.py"
@@ -37,7 +36,7 @@ def runs(tmp_path_factory):
         env = dict(backend_child_env(backend, flags, TESTS / "finetuning"), OMP_NUM_THREADS="1")
         out = folder / f"{backend}.npz"
         done = subprocess.run(
-            [sys.executable, str(CHILD), str(folder), str(out)],
+            [*CHILD_PYTHON, str(CHILD), str(folder), str(out)],
             env=env, capture_output=True, text=True, timeout=600,
         )  # fmt: skip
         assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]

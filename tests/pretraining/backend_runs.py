@@ -8,8 +8,9 @@ from __future__ import annotations
 import os
 import pathlib
 import subprocess
-import sys
 import time
+
+from helpers import CHILD_PYTHON
 
 ROOT = pathlib.Path(__file__).parents[2]
 
@@ -17,7 +18,7 @@ ROOT = pathlib.Path(__file__).parents[2]
 def run_child(script, backend, args, xla_flags):
     """Start `python script *args` under `backend`, with `xla_flags` as XLA_FLAGS."""
     env = dict(os.environ, KERAS_BACKEND=backend, PYTHONPATH=str(ROOT), XLA_FLAGS=xla_flags)
-    command = [sys.executable, str(script), *map(str, args)]
+    command = [*CHILD_PYTHON, str(script), *map(str, args)]
     return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
 

@@ -24,7 +24,14 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from helpers import TESTS, backend_child_env, free_ports, packed_with_vocabulary, set_flags
+from helpers import (
+    CHILD_PYTHON,
+    TESTS,
+    backend_child_env,
+    free_ports,
+    packed_with_vocabulary,
+    set_flags,
+)
 
 from electra_tf.config import ConfigError, load_recipe
 from electra_tf.pretraining import jax_cluster, portable_run
@@ -220,7 +227,7 @@ def test_two_jax_workers_train_as_one_process_over_two_devices(tmp_path):
     for index in range(2):
         env = dict(backend_child_env("jax"), TF_CONFIG=_tf_config(cluster, index=index))
         args = _command(data, run, steps, "--strategy", "multi_worker")
-        command = [sys.executable, job, str(tmp_path / f"w{index}.npz"), *args]
+        command = [*CHILD_PYTHON, job, str(tmp_path / f"w{index}.npz"), *args]
         workers.append(
             subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         )

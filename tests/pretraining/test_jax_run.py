@@ -27,7 +27,13 @@ import time
 
 import numpy as np
 import pytest
-from helpers import backend_child_env, cli_compile_cache, packed_with_vocabulary, set_flags
+from helpers import (
+    CHILD_PYTHON,
+    backend_child_env,
+    cli_compile_cache,
+    packed_with_vocabulary,
+    set_flags,
+)
 from jax_runs import EVERY, JAX_FLAGS, SIZES, STEPS, per_step_flops, run_args
 
 from electra_tf.cli import common as cli_common
@@ -52,7 +58,7 @@ def _variables(run, step):
 
 def _child(out, commands):
     """`jax_run_child.py` running `commands` (CLI argument lists) in turn, started."""
-    child = [sys.executable, str(CHILD), str(out)]
+    child = [*CHILD_PYTHON, str(CHILD), str(out)]
     for args in commands:
         child += ["--", *args]
     return subprocess.Popen(

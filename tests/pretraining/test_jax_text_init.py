@@ -8,13 +8,12 @@ import os
 import pathlib
 import random
 import subprocess
-import sys
 
 import numpy as np
 import pytest
 import torch
 import transformers as hf
-from helpers import TESTS, VOCAB
+from helpers import CHILD_PYTHON, TESTS, VOCAB
 from jax_run_child import fixed_batch
 
 from electra_tf.data.vocabulary import SPECIAL_TOKENS
@@ -61,7 +60,7 @@ def test_jax_continues_a_hugging_face_electra_on_raw_text_in_float32_and_bfloat1
     model = _electra_folder(folder)
     _text(tmp_path / "text.txt")
     runs = {p: tmp_path / p for p in ("float32", "mixed_bfloat16")}
-    child = [sys.executable, str(CHILD), str(tmp_path / "out.npz")]
+    child = [*CHILD_PYTHON, str(CHILD), str(tmp_path / "out.npz")]
     for precision, run in runs.items():
         child += ["--", *_command(folder, tmp_path / "text.txt", run, precision)]
     path = [str(TESTS.parent), str(TESTS)]

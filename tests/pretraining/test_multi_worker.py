@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 import pytest
-from helpers import TESTS, free_ports, write_packed
+from helpers import CHILD_PYTHON, TESTS, free_ports, write_packed
 
 HERE = str(TESTS)
 
@@ -28,7 +28,7 @@ def test_two_workers_train_to_identical_weights(tmp_path):
         workers.append(
             (
                 subprocess.Popen(
-                    [sys.executable, os.path.join(HERE, "multi_worker_job.py"), data, run, out],
+                    [*CHILD_PYTHON, os.path.join(HERE, "multi_worker_job.py"), data, run, out],
                     env=env,
                     stdout=subprocess.PIPE,
                     stderr=subprocess.STDOUT,

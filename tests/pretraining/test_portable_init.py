@@ -25,6 +25,7 @@ import sys
 import numpy as np
 import pytest
 from helpers import (
+    CHILD_PYTHON,
     FASTER_XLA_FLAGS,
     TESTS,
     backend_child_env,
@@ -87,7 +88,7 @@ def runs(tmp_path_factory):
     ]
     env = backend_child_env("jax", JAX_FLAGS, TESTS / "pretraining")
     env = cli_compile_cache(env, folder / "xdg")  # the CLI's default folder, under XDG's
-    command = [sys.executable, str(CHILD), str(folder / "jax.npz"), str(tf_run), *resume]
+    command = [*CHILD_PYTHON, str(CHILD), str(folder / "jax.npz"), str(tf_run), *resume]
     done = subprocess.run(
         [*command, "--", *init, "--", *map(str, straight)],
         env=env, capture_output=True, text=True, timeout=900,

@@ -18,11 +18,11 @@ import json
 import pathlib
 import shutil
 import subprocess
-import sys
 
 import numpy as np
 import pytest
 from helpers import (
+    CHILD_PYTHON,
     TESTS,
     backend_child_env,
     packed_with_vocabulary,
@@ -121,7 +121,7 @@ def runs(tmp_path_factory):
     ]
     # One torch thread: on these shared cores torch's default threads spin (1.5 s a step, not 0.1).
     env = dict(backend_child_env("torch", "", TESTS / "pretraining"), OMP_NUM_THREADS="1")
-    command = [sys.executable, str(CHILD), str(folder / "torch.npz")]
+    command = [*CHILD_PYTHON, str(CHILD), str(folder / "torch.npz")]
     for args in commands:
         command += ["--", *args]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
