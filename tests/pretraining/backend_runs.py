@@ -8,11 +8,12 @@ from __future__ import annotations
 import os
 import pathlib
 import subprocess
+import sys
 import time
 
-from helpers import CHILD_PYTHON
-
 ROOT = pathlib.Path(__file__).parents[2]
+# helpers.CHILD_PYTHON, spelled here: the children import this module without tests/ on the path
+CHILD_PYTHON = (sys.executable, str(ROOT / "tests" / "child_entry.py"))
 
 
 def run_child(script, backend, args, xla_flags):
