@@ -13,6 +13,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "electra_tf"
 
 # Lower layers first; a module may import only from its own layer or lower ones.
 LAYERS = [
+    "startup",  # process start-up: imports nothing of the package
     "config",
     "io",
     "metrics",
