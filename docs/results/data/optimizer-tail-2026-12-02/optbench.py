@@ -5,15 +5,7 @@ import numpy as np, tensorflow as tf, keras
 from electra_tf.pretraining.optimizer import ElectraAdamW
 
 mode = sys.argv[1]
-shapes = [("word_embeddings", (30522, 384)), ("position_embeddings", (512, 384)), ("type", (2, 384)),
-          ("emb_ln/gamma", (384,)), ("emb_ln/beta", (384,))]
-for i in range(6):
-    for p in "qkvo":
-        shapes += [(f"l{i}/{p}/kernel", (384, 384)), (f"l{i}/{p}/bias", (384,))]
-    shapes += [(f"l{i}/ffn1/kernel", (384, 1536)), (f"l{i}/ffn1/bias", (1536,)),
-               (f"l{i}/ffn2/kernel", (1536, 384)), (f"l{i}/ffn2/bias", (384,))]
-    for n in ("ln1", "ln2"):
-        shapes += [(f"l{i}/{n}/gamma", (384,)), (f"l{i}/{n}/beta", (384,))]
+exec(open(os.path.join(os.path.dirname(__file__), 'shapes.py')).read())  # the shapes it ran with
 rng = np.random.default_rng(0)
 variables = [keras.Variable(rng.normal(0, 0.02, s).astype("float32"), name=n.replace("/", "_")) for n, s in shapes]
 grads = [tf.constant(rng.normal(0, 0.01, s).astype("float32")) for n, s in shapes]

@@ -1,4 +1,4 @@
-# MiniLM-shaped weights (all-MiniLM-L6-v2: vocabulary 30,522, hidden 384, 6 blocks, FFN 1,536): 22.7M; read by the probes here.
+# MiniLM-shaped weights (all-MiniLM-L6-v2: vocabulary 30,522, hidden 384, 6 blocks, FFN 1,536): 22.6M; read by the probes here.
 shapes = [("word_embeddings", (30522, 384)), ("position_embeddings", (512, 384)), ("type", (2, 384)),
           ("emb_ln/gamma", (384,)), ("emb_ln/beta", (384,))]
 for i in range(6):
