@@ -29,7 +29,7 @@ DEFERRED = {
     "keras.src.wrappers": ("sklearn",),
     "keras.src.trainers.data_adapters": ("pandas",),
     "keras.src.visualization": ("matplotlib", "cv2"),
-    "keras.src.callbacks.orbax_checkpoint": ("jax",),  # for Orbax on JAX; TF keeps off
+    "keras.src.callbacks.orbax_checkpoint": ("jax",),  # a patch; a JAX backend has it loaded
     "tensorflow.lite": ("jax",),
     "tensorflow.python.keras": ("scipy",),
 }
@@ -58,7 +58,7 @@ class _OptionalProbes(importlib.abc.MetaPathFinder):
 
 def _importer():
     """The frame of the code whose `import` statement is being resolved."""
-    frame = sys._getframe(2)  # past find_spec and its caller
+    frame = sys._getframe(2)  # past this function and find_spec
     while frame is not None and (
         frame.f_code.co_filename.startswith(_MACHINERY[0])
         or frame.f_code.co_filename.endswith(_MACHINERY[1:])
