@@ -5,7 +5,7 @@ resumes, and a recorded file that has moved is named in one sentence."""
 import json
 
 import pytest
-from helpers import VOCAB, functions_run_eagerly, scratch_init, write_lines, write_packed
+from helpers import VOCAB, scratch_init, write_lines, write_packed
 
 from electra_tf.cli import main
 from electra_tf.finetuning.request import check_request
@@ -22,8 +22,7 @@ def _pretrain(data, vocab, run, steps):
     shrink += ["model.intermediate_dim=32", "train.warmup_steps=0", "train.checkpoint_every=2"]
     args = ["pretrain", "--data", data, "--vocab-file", vocab, "--output-dir", run]
     args += ["--steps", str(steps), "--batch-size", "4", "--verbose", "0"]
-    with functions_run_eagerly():  # what these tests check is paths, not the traced step
-        return main([*args, *[a for s in shrink for a in ("--set", s)]])
+    return main([*args, *[a for s in shrink for a in ("--set", s)]])
 
 
 @pytest.mark.slow

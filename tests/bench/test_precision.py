@@ -29,9 +29,7 @@ def test_compare_curves_worked_numbers():
         compare_curves([{10: 1.0}, {10: 1.0}], [{20: 1.0}])
 
 
-def test_precision_runs_read_their_logged_loss(tmp_path, capsys, steps_run):
-    """`bench precision`'s runs, curves and summary; by default its steps run eagerly (the
-    `[traced]` case, behind `-m slow`, traces them as the command does)."""
+def test_precision_runs_read_their_logged_loss(tmp_path, capsys):
     data = write_packed(tmp_path / "data", n=32, seq=16)
     overrides = [x for o in TINY_OVERRIDES for x in ("--set", o)]
     assert main([

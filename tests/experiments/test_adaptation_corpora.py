@@ -3,7 +3,6 @@
 import math
 
 import pytest
-from helpers import functions_run_eagerly
 
 from electra_tf.experiments.adaptation_corpora import paired_verdict
 
@@ -69,10 +68,8 @@ def test_the_experiment_runs_pairs_over_two_seeds_and_resumes(tmp_path):
 
 def test_the_experiment_runs_pairs_and_resumes(tmp_path):
     """Cells, pairs against the unadapted start and resumption with ONE fine-tuning seed
-    per encoder (half the fine-tunings), every step run eagerly; the full form, two seeds
-    and its steps traced, is `..._pairs_over_two_seeds_...`."""
-    with functions_run_eagerly():
-        _check_the_corpora_experiment(tmp_path, finetune_seeds=1)
+    per encoder (half the fine-tunings); the full form is `..._pairs_over_two_seeds_...`."""
+    _check_the_corpora_experiment(tmp_path, finetune_seeds=1)
 
 
 def _check_the_corpora_experiment(tmp_path, finetune_seeds):

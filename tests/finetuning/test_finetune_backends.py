@@ -17,13 +17,7 @@ import sys
 import numpy as np
 import pytest
 from finetune_backend_child import KINDS
-from helpers import (
-    CHILD_PYTHON,
-    FASTER_XLA_FLAGS,
-    TESTS,
-    backend_child_env,
-    functions_run_eagerly,
-)
+from helpers import CHILD_PYTHON, FASTER_XLA_FLAGS, TESTS, backend_child_env
 
 from electra_tf.cli import main
 from electra_tf.finetuning.engine import EpochSelection
@@ -64,8 +58,7 @@ def _tensorflow_run_stopped_after_one_epoch(folder):
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory):
     folder = tmp_path_factory.mktemp("finetune_backends")
-    with functions_run_eagerly():  # the reference: TensorFlow's steps, eagerly
-        _tensorflow_run_stopped_after_one_epoch(folder)
+    _tensorflow_run_stopped_after_one_epoch(folder)
     children = {}
     for backend in BACKENDS:
         # One torch thread: on these shared cores torch's default threads spin.

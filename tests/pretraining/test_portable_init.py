@@ -30,7 +30,6 @@ from helpers import (
     TESTS,
     backend_child_env,
     cli_compile_cache,
-    functions_run_eagerly,
     packed_with_vocabulary,
     pretrainer_values,
     set_flags,
@@ -74,10 +73,9 @@ def runs(tmp_path_factory):
     folder = tmp_path_factory.mktemp("portable_init")
     data = str(packed_with_vocabulary(folder / "data", n=32))
     tf_run, copy, warm = folder / "tf_run", folder / "tf_copy", folder / "warm"
-    with functions_run_eagerly():  # TensorFlow's runs are the references: eagerly
-        assert main(_pretrain(data, tf_run, 2, *set_flags(SMALL))) == 0
-        shutil.copytree(tf_run, folder / "tf_four")  # resumed here to four steps
-        assert main(_pretrain(data, folder / "tf_four", 4, *set_flags(SMALL))) == 0
+    assert main(_pretrain(data, tf_run, 2, *set_flags(SMALL))) == 0
+    shutil.copytree(tf_run, folder / "tf_four")  # resumed here to four steps: the reference
+    assert main(_pretrain(data, folder / "tf_four", 4, *set_flags(SMALL))) == 0
     shutil.copytree(tf_run, copy)
     resume = _pretrain(data, copy, 4, *set_flags(SMALL))
     tiny_step = dict(SMALL, **{"train.learning_rate": 1e-9})
@@ -181,8 +179,7 @@ def test_a_tensorflow_checkpoint_converts_to_the_portable_form(runs, tmp_path, c
         convert_to_portable(runs["tf_run"], out)  # the CLI prints it as one line, exit 2
     assert sorted(p.name for p in out.rglob("*")) == before  # nothing overwritten
     # The converted run resumes (here on TensorFlow) to the TensorFlow run's resume exactly.
-    with functions_run_eagerly():  # as `tf_four` was made: bit for bit
-        assert main(_pretrain(runs["data"], out, 4, *set_flags(SMALL))) == 0
+    assert main(_pretrain(runs["data"], out, 4, *set_flags(SMALL))) == 0
     resumed = pretrainer_values(load_pretrainer(out))
     four = pretrainer_values(load_pretrainer(runs["tf_four"]))
     assert resumed.keys() == four.keys()
@@ -198,8 +195,7 @@ def test_the_optimizer_state_reads_by_position_as_tensorflow_restores_it(runs, t
     if precision != "float32":
         run = tmp_path / precision
         more = ("--precision", precision, *set_flags(SMALL))
-        with functions_run_eagerly():
-            assert main(_pretrain(runs["data"], run, 2, *more)) == 0
+        assert main(_pretrain(runs["data"], run, 2, *more)) == 0
     restored = load_pretrainer(run)  # TensorFlow's own reading of ckpt.*
     fresh = ElectraPretrainer(restored.config)
     fresh.compile()

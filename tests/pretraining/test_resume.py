@@ -112,15 +112,12 @@ def _kill_and_resume(tmp_path, model, capsys=None):
     assert worst <= 1e-6, worst
 
 
-def test_a_mixed_float16_run_cut_while_its_loss_scale_calibrates_resumes_exactly(
-    tmp_path, steps_run
-):
+def test_a_mixed_float16_run_cut_while_its_loss_scale_calibrates_resumes_exactly(tmp_path):
     """Keras's first loss scale (2**15) overflows this model's float16 gradients, so its
     first steps are skipped: the scale halves, the step counter stays, a batch is read.
     A run cut there (`--max-steps`, three batches, still at step 0) resumes from the batches
     it read and ends as the uninterrupted run: the same step, scale and values, bit for bit.
-    (Resumed from its step, it re-read those batches and ended a step ahead.) By default the
-    three runs' steps run eagerly; the `[traced]` case, behind `-m slow`, traces them."""
+    (Resumed from its step, it re-read those batches and ended a step ahead.)"""
     from electra_tf.cli import main
     from electra_tf.pretraining.checkpoint import find_checkpoint, load_pretrainer
     from electra_tf.pretraining.checkpoint_checks import batches_read

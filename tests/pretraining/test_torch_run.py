@@ -25,7 +25,6 @@ from helpers import (
     CHILD_PYTHON,
     TESTS,
     backend_child_env,
-    functions_run_eagerly,
     packed_with_vocabulary,
     pretrainer_values,
     set_flags,
@@ -91,8 +90,14 @@ def _summary(run):
     return json.loads((pathlib.Path(run) / "last_run.json").read_text())
 
 
-def _tensorflow_runs(data, runs):
-    """The TensorFlow runs: the `--init` source, the first step, and the runs resumed."""
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """The TensorFlow run, then the PyTorch child's runs (folders by name)."""
+    folder = tmp_path_factory.mktemp("torch_run")
+    data = str(packed_with_vocabulary(folder / "data", n=32))
+    names = ("straight", "resumed", "first", "bfloat16", "tf_source", "tf_first", "tf_init")
+    names += ("tf_two", "tf_resumed", "torch_resumed", "tf16", "tf16_resumed", "torch16_resumed")
+    runs = {name: folder / name for name in names}
     assert main(_pretrain(data, runs["tf_source"], dict(SMALL, **{"train.num_steps": 1}))) == 0
     assert main(_pretrain(data, runs["tf_two"], TWO)) == 0
     for copy in ("tf_resumed", "torch_resumed"):
@@ -102,21 +107,8 @@ def _tensorflow_runs(data, runs):
     for copy in ("tf16_resumed", "torch16_resumed"):
         shutil.copytree(runs["tf16"], runs[copy])
     assert main(_pretrain(data, runs["tf16_resumed"], HALF, *FLOAT16)) == 0
-    source = ("--init", str(runs["tf_source"]))
-    assert main(_pretrain(data, runs["tf_first"], dict(SMALL, **INIT), *source)) == 0
-
-
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    """The TensorFlow run, then the PyTorch child's runs (folders by name)."""
-    folder = tmp_path_factory.mktemp("torch_run")
-    data = str(packed_with_vocabulary(folder / "data", n=32))
-    names = ("straight", "resumed", "first", "bfloat16", "tf_source", "tf_first", "tf_init")
-    names += ("tf_two", "tf_resumed", "torch_resumed", "tf16", "tf16_resumed", "torch16_resumed")
-    runs = {name: folder / name for name in names}
-    with functions_run_eagerly():  # the TensorFlow references, eagerly
-        _tensorflow_runs(data, runs)
     source = ("--init", str(runs["tf_source"]))  # the same first weights on both backends
+    assert main(_pretrain(data, runs["tf_first"], dict(SMALL, **INIT), *source)) == 0
     budget = dict(SMALL, **{"train.flops_budget": _budget(data)})
     commands = [
         _pretrain(data, runs["straight"], budget),
