@@ -13,7 +13,7 @@ one() {  # $1 arm, $2 round, $3 what, then the command
   /usr/bin/time -f "%e %U %S %M" -o /tmp/mld-time env PYTHONPATH="$pp" TF_CPP_MIN_LOG_LEVEL=3 "$@" > /tmp/mld-out 2>&1
   read -r wall user sys rss < /tmp/mld-time
   local version; version=$(env PYTHONPATH="$pp" "$py" -c "import ml_dtypes; print(ml_dtypes.__version__)")
-  echo "{\"arm\": \"$arm\", \"round\": $rnd, \"what\": \"$what\", \"ml_dtypes\": \"$version\", \"wall_s\": $wall, \"cpu_s\": $(echo "$user + $sys" | bc), \"max_rss_kb\": $rss, \"ended\": \"$(date -u +%FT%TZ)\"}" | tee -a "$here/results.jsonl"
+  echo "{\"arm\": \"$arm\", \"round\": $rnd, \"what\": \"$what\", \"ml_dtypes\": \"$version\", \"wall_s\": $wall, \"cpu_s\": $(echo "$user + $sys" | bc | sed "s/^\./0./"), \"max_rss_kb\": $rss, \"ended\": \"$(date -u +%FT%TZ)\"}" | tee -a "$here/results.jsonl"
 }
 # Deciding: a process that imports TensorFlow, 10 rounds, A B / B A.
 for r in 1 2 3 4 5 6 7 8 9 10; do
