@@ -15,14 +15,28 @@ import of the same package (this package's metrics importing scikit-learn, a plo
 importing matplotlib, JAX as a Keras backend) loads it as usual, when it is needed.
 Only process entry points call it (`electra_tf.cli.command`, `prepare`'s spawned workers);
 importing `electra_tf` as a library changes nothing in the user's process.
+
+`pause_collector_while_frameworks_load` keeps Python's cyclic collector off while
+TensorFlow and Keras load (each full collection walks every object made so far: about a
+fifth of their import), then moves what they made out of its reach (`gc.freeze`: later
+collections skip those objects, the frameworks' own) and turns it back on. The next import
+after both have loaded turns it on, or a timer after `limit_s`, whichever comes first.
+`start_process` does both; the same entry points call it.
 """
 
 from __future__ import annotations
 
+import gc
 import importlib.abc
 import sys
+import threading
 
-__all__ = ["DEFERRED", "defer_optional_imports"]
+__all__ = [
+    "DEFERRED",
+    "defer_optional_imports",
+    "pause_collector_while_frameworks_load",
+    "start_process",
+]
 
 #: importing module (prefix) -> the top-level packages its module-level probes may skip.
 DEFERRED = {
@@ -41,6 +55,8 @@ class _OptionalProbes(importlib.abc.MetaPathFinder):
     """Refuses `DEFERRED`'s probes; finds nothing itself otherwise (the next finder does)."""
 
     def find_spec(self, name, path=None, target=None):
+        if _PAUSE["timer"] is not None and _loaded("tensorflow") and _loaded("keras"):
+            _resume(freeze=True)
         top = name.partition(".")[0]
         if not any(top in names for names in DEFERRED.values()):
             return None
@@ -75,3 +91,48 @@ def defer_optional_imports() -> importlib.abc.MetaPathFinder:
     finder = _OptionalProbes()
     sys.meta_path.insert(0, finder)
     return finder
+
+
+#: The collector's pause: its timer while paused, else None.
+_PAUSE = {"timer": None}
+_PAUSE_LOCK = threading.Lock()
+
+
+def _loaded(name: str) -> bool:
+    """Whether module `name` is imported and done running its top level."""
+    module = sys.modules.get(name)
+    return module is not None and not getattr(module.__spec__, "_initializing", False)
+
+
+def _resume(freeze: bool) -> None:
+    with _PAUSE_LOCK:
+        timer, _PAUSE["timer"] = _PAUSE["timer"], None
+        if timer is None:
+            return
+        timer.cancel()
+        if freeze:
+            gc.freeze()
+        gc.enable()
+
+
+def pause_collector_while_frameworks_load(limit_s: float = 30.0) -> bool:
+    """Turns the cyclic collector off until TensorFlow and Keras have loaded (see the module
+    docstring), at most `limit_s` seconds; returns whether it paused it (not if it was off
+    or already paused). On the timer it is turned on without freezing anything."""
+    with _PAUSE_LOCK:
+        if _PAUSE["timer"] is not None or not gc.isenabled():
+            return False
+        defer_optional_imports()  # its finder sees the imports that follow
+        timer = threading.Timer(limit_s, _resume, kwargs={"freeze": False})
+        timer.daemon = True
+        _PAUSE["timer"] = timer
+        gc.disable()
+        timer.start()
+        return True
+
+
+def start_process() -> None:
+    """What a process of this package does first: `defer_optional_imports`, then
+    `pause_collector_while_frameworks_load`."""
+    defer_optional_imports()
+    pause_collector_while_frameworks_load()

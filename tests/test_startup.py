@@ -2,7 +2,8 @@
 module-level probes named in `DEFERRED` and lets every other import of the same package
 load. A stand-in package written here plays the probed one (the real ones are loaded in
 this process already, so no hook would be asked); tests/data/test_worker_exit.py checks
-the real frameworks in a spawned `prepare` worker."""
+the real frameworks in a spawned `prepare` worker. The collector's pause while the
+frameworks load is checked in fresh interpreters (its state is per process)."""
 
 import sys
 
@@ -64,3 +65,44 @@ def test_the_hook_is_installed_once_and_first(hooked):
     assert startup.defer_optional_imports() is hooked
     assert sys.meta_path[0] is hooked
     assert sum(isinstance(f, type(hooked)) for f in sys.meta_path) == 1
+
+
+def _child(code: str) -> list[str]:
+    """The lines `code` prints in a fresh interpreter (the collector's state is per process)."""
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout.split()
+
+
+def test_the_collector_waits_for_tensorflow_and_keras_then_freezes_what_they_made():
+    """Paused until the first import after both have loaded; then their objects are
+    frozen (later collections skip them) and the collector runs again."""
+    code = (
+        "import gc, sys\n"
+        "from electra_tf import startup\n"
+        "print(startup.start_process() is None, gc.isenabled())\n"
+        "print(startup.pause_collector_while_frameworks_load())\n"  # already paused
+        "import tensorflow\n"  # imports Keras
+        "print('keras' in sys.modules, gc.isenabled(), gc.get_freeze_count())\n"
+        "import tabnanny\n"  # the next new import: both frameworks are loaded
+        "print(gc.isenabled(), gc.get_freeze_count() > 100000)\n"
+    )
+    lines = _child(code)
+    assert lines[:4] == ["True", "False", "False", "True"]  # paused, and only once
+    assert lines[4:6] == ["False", "0"]  # still paused while nothing new is imported
+    assert lines[6:] == ["True", "True"]
+
+
+def test_without_the_frameworks_the_timer_turns_the_collector_back_on_unfrozen():
+    code = (
+        "import gc, time\n"
+        "from electra_tf import startup\n"
+        "print(startup.pause_collector_while_frameworks_load(limit_s=0.2), gc.isenabled())\n"
+        "time.sleep(1.0)\n"
+        "print(gc.isenabled(), gc.get_freeze_count())\n"
+        "gc.disable()\n"
+        "print(startup.pause_collector_while_frameworks_load())\n"  # off already: not paused
+    )
+    assert _child(code) == ["True", "False", "True", "0", "False"]

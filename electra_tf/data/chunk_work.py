@@ -29,7 +29,7 @@ import numpy as np
 from electra_tf.data.documents import CorpusStats, chunk_documents
 from electra_tf.data.packing import ExampleBuilder
 from electra_tf.data.shards import ShardWriter, serialize_examples
-from electra_tf.startup import defer_optional_imports
+from electra_tf.startup import start_process
 
 __all__ = [
     "ChunkSettings",
@@ -266,7 +266,7 @@ def worker_main(connection, settings: ChunkSettings, parent: int) -> None:
     _end_with_parent()
     if os.getppid() != parent:
         return
-    defer_optional_imports()  # a process of its own, as `electra-tf` commands start
+    start_process()  # a process of its own, as `electra-tf` commands start
     os.environ.setdefault("TF_NUM_INTRAOP_THREADS", "1")
     os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
     pending = collections.deque()

@@ -12,18 +12,18 @@ import sys
 import electra_tf.cli as cli
 
 
-def test_command_defers_probes_runs_main_then_flushes_and_freezes_and_returns_its_code(
+def test_command_starts_the_process_runs_main_then_flushes_and_freezes_and_returns_its_code(
     monkeypatch,
 ):
     calls = []
-    monkeypatch.setattr(cli, "defer_optional_imports", lambda: calls.append(("defer",)))
+    monkeypatch.setattr(cli, "start_process", lambda: calls.append(("start",)))
     monkeypatch.setattr(cli, "main", lambda argv=None: calls.append(("main", argv)) or 3)
     monkeypatch.setattr(gc, "freeze", lambda: calls.append(("freeze",)))
     monkeypatch.setattr(sys.stdout, "flush", lambda: calls.append(("flush stdout",)))
     monkeypatch.setattr(sys.stderr, "flush", lambda: calls.append(("flush stderr",)))
     assert cli.command(["prepare", "--help-not"]) == 3
     assert calls == [
-        ("defer",),
+        ("start",),
         ("main", ["prepare", "--help-not"]),
         ("flush stdout",),
         ("flush stderr",),
