@@ -19,13 +19,15 @@ importing `electra_tf` as a library changes nothing in the user's process.
 `pause_collector_while_frameworks_load` keeps Python's cyclic collector off while
 TensorFlow and Keras load (each full collection walks every object made so far: about a
 fifth of their import), then moves what they made out of its reach (`gc.freeze`: later
-collections skip those objects, the frameworks' own) and turns it back on. The next import
-after both have loaded turns it on, or a timer after `limit_s`, whichever comes first.
-`start_process` does both; the same entry points call it.
+collections skip those objects, the frameworks' own) and turns it back on: when the first
+`import` statement to end after both have loaded returns (a watch on `builtins.__import__`
+for the pause only), or on a timer after `limit_s`, whichever comes first. `start_process`
+does both; the same entry points call it.
 """
 
 from __future__ import annotations
 
+import builtins
 import gc
 import importlib.abc
 import sys
@@ -55,8 +57,6 @@ class _OptionalProbes(importlib.abc.MetaPathFinder):
     """Refuses `DEFERRED`'s probes; finds nothing itself otherwise (the next finder does)."""
 
     def find_spec(self, name, path=None, target=None):
-        if _PAUSE["timer"] is not None and _loaded("tensorflow") and _loaded("keras"):
-            _resume(freeze=True)
         top = name.partition(".")[0]
         if not any(top in names for names in DEFERRED.values()):
             return None
@@ -93,8 +93,8 @@ def defer_optional_imports() -> importlib.abc.MetaPathFinder:
     return finder
 
 
-#: The collector's pause: its timer while paused, else None.
-_PAUSE = {"timer": None}
+#: The collector's pause: its timer and the `__import__` it watches, while paused.
+_PAUSE: dict = {"timer": None, "import": None}
 _PAUSE_LOCK = threading.Lock()
 
 
@@ -104,12 +104,23 @@ def _loaded(name: str) -> bool:
     return module is not None and not getattr(module.__spec__, "_initializing", False)
 
 
+def _watching_import(*args, **kwargs):
+    """`builtins.__import__` during the pause: the import, then the frameworks' check."""
+    try:
+        return _PAUSE["import"](*args, **kwargs)
+    finally:
+        if _PAUSE["timer"] is not None and _loaded("tensorflow") and _loaded("keras"):
+            _resume(freeze=True)
+
+
 def _resume(freeze: bool) -> None:
     with _PAUSE_LOCK:
         timer, _PAUSE["timer"] = _PAUSE["timer"], None
         if timer is None:
             return
         timer.cancel()
+        if builtins.__import__ is _watching_import:
+            builtins.__import__ = _PAUSE["import"]
         if freeze:
             gc.freeze()
         gc.enable()
@@ -122,10 +133,10 @@ def pause_collector_while_frameworks_load(limit_s: float = 30.0) -> bool:
     with _PAUSE_LOCK:
         if _PAUSE["timer"] is not None or not gc.isenabled():
             return False
-        defer_optional_imports()  # its finder sees the imports that follow
         timer = threading.Timer(limit_s, _resume, kwargs={"freeze": False})
         timer.daemon = True
-        _PAUSE["timer"] = timer
+        _PAUSE["timer"], _PAUSE["import"] = timer, builtins.__import__
+        builtins.__import__ = _watching_import
         gc.disable()
         timer.start()
         return True

@@ -77,32 +77,35 @@ def _child(code: str) -> list[str]:
 
 
 def test_the_collector_waits_for_tensorflow_and_keras_then_freezes_what_they_made():
-    """Paused until the first import after both have loaded; then their objects are
-    frozen (later collections skip them) and the collector runs again."""
+    """Off from `start_process` until the `import` statement that loaded both frameworks
+    returns (no collection runs during it); then their objects are frozen (later
+    collections skip them), the collector is on and `__import__` is Python's own again."""
     code = (
-        "import gc, sys\n"
+        "import builtins, gc, sys\n"
         "from electra_tf import startup\n"
-        "print(startup.start_process() is None, gc.isenabled())\n"
+        "own = builtins.__import__\n"
+        "print(startup.start_process() is None, gc.isenabled(), builtins.__import__ is own)\n"
         "print(startup.pause_collector_while_frameworks_load())\n"  # already paused
+        "before = [s['collections'] for s in gc.get_stats()]\n"
         "import tensorflow\n"  # imports Keras
-        "print('keras' in sys.modules, gc.isenabled(), gc.get_freeze_count())\n"
-        "import tabnanny\n"  # the next new import: both frameworks are loaded
-        "print(gc.isenabled(), gc.get_freeze_count() > 100000)\n"
+        "after = [s['collections'] for s in gc.get_stats()]\n"
+        "print('keras' in sys.modules, before == after, gc.isenabled())\n"
+        "print(gc.get_freeze_count() > 100000, builtins.__import__ is own)\n"
     )
     lines = _child(code)
-    assert lines[:4] == ["True", "False", "False", "True"]  # paused, and only once
-    assert lines[4:6] == ["False", "0"]  # still paused while nothing new is imported
-    assert lines[6:] == ["True", "True"]
+    assert lines[:4] == ["True", "False", "False", "False"]  # paused (watching), once
+    assert lines[4:] == ["True", "True", "True", "True", "True"]
 
 
 def test_without_the_frameworks_the_timer_turns_the_collector_back_on_unfrozen():
     code = (
-        "import gc, time\n"
+        "import builtins, gc, time\n"
         "from electra_tf import startup\n"
+        "own = builtins.__import__\n"
         "print(startup.pause_collector_while_frameworks_load(limit_s=0.2), gc.isenabled())\n"
         "time.sleep(1.0)\n"
-        "print(gc.isenabled(), gc.get_freeze_count())\n"
+        "print(gc.isenabled(), gc.get_freeze_count(), builtins.__import__ is own)\n"
         "gc.disable()\n"
         "print(startup.pause_collector_while_frameworks_load())\n"  # off already: not paused
     )
-    assert _child(code) == ["True", "False", "True", "0", "False"]
+    assert _child(code) == ["True", "False", "True", "0", "True", "False"]

@@ -1,7 +1,8 @@
 """The PyTorch loops' timers of `bench finetune` and `bench qa` start after every import, as
 ours' do: no TensorFlow module is first imported between a PyTorch loop's first and last
-clock reading (both loops run in one fresh interpreter, where nothing is imported yet: the
-finetune loop first, then QA's, whose preprocessor imports more than that loop's batching).
+clock reading (both loops run in one fresh interpreter, started as the bench's children
+are, where nothing is imported yet: the finetune loop first, then QA's, whose preprocessor
+imports more than that loop's batching), and Python's collector is on at every reading.
 And each loop steps with the fused AdamW that transformers' Trainer uses by default."""
 
 import json
@@ -11,17 +12,21 @@ import sys
 WORDS = "ada lovelace wrote the first program in london who where did paris went to".split()
 
 CHILD = r"""
-import json, sys, time
+import gc, json, sys, time
+from electra_tf.startup import start_process
+
+start_process()  # as the bench's children start (`python -m electra_tf.bench`: `command`)
 from electra_tf.bench import finetune, question_answering as qa
 
-readings = []
+readings, collector = [], []
 
-class Clock:  # time, whose perf_counter also notes which modules are imported by then
+class Clock:  # time, whose perf_counter also notes the modules imported and the collector
     def __getattr__(self, name):
         return getattr(time, name)
 
     def perf_counter(self):
         readings.append(set(sys.modules))
+        collector.append(gc.isenabled())
         return time.perf_counter()
 
 encoder, train = sys.argv[1:3]
@@ -50,7 +55,7 @@ options = qa.QaBenchOptions(impl="pytorch", init=encoder, train=train, dev=train
 qa._train_pytorch(options)
 assert len(readings) >= 2, "the QA loop's timer was not read through the clock"
 late["qa"] = sorted(readings[-1] - readings[0])
-print(json.dumps({"late": late, "fused": fused}))
+print(json.dumps({"late": late, "fused": fused, "collector": collector}))
 """
 
 
@@ -72,6 +77,9 @@ def test_the_pytorch_loops_import_nothing_of_tensorflow_inside_their_timers(enco
     assert sorted(late) == ["finetune", "qa"]
     # Each loop's optimizer is transformers' Trainer default, torch's fused AdamW.
     assert printed["fused"] == [True, True]
+    # Python's collector runs in the timed loops, as in ours: the start-up pause
+    # (electra_tf.startup) ended when the frameworks' import did, before any timer.
+    assert len(printed["collector"]) >= 4 and all(printed["collector"])
     ours = ("tensorflow", "tensorflow_text", "keras", "keras_hub", "electra_tf")
     for arm, modules in late.items():
         assert [m for m in modules if m.split(".")[0] in ours] == [], arm
