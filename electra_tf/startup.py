@@ -73,11 +73,13 @@ class _OptionalProbes(importlib.abc.MetaPathFinder):
 
 
 def _importer():
-    """The frame of the code whose `import` statement is being resolved."""
+    """The frame of the code whose `import` statement is being resolved (past the import
+    machinery and, during the collector's pause, its watch on `__import__`)."""
     frame = sys._getframe(2)  # past this function and find_spec
     while frame is not None and (
         frame.f_code.co_filename.startswith(_MACHINERY[0])
         or frame.f_code.co_filename.endswith(_MACHINERY[1:])
+        or frame.f_code is _watching_import.__code__
     ):
         frame = frame.f_back
     return frame

@@ -91,10 +91,12 @@ def test_the_collector_waits_for_tensorflow_and_keras_then_freezes_what_they_mad
         "after = [s['collections'] for s in gc.get_stats()]\n"
         "print('keras' in sys.modules, before == after, gc.isenabled())\n"
         "print(gc.get_freeze_count() > 100000, builtins.__import__ is own)\n"
+        "print(any(name in sys.modules for name in ('sklearn', 'pandas', 'matplotlib')))\n"
     )
     lines = _child(code)
     assert lines[:4] == ["True", "False", "False", "False"]  # paused (watching), once
-    assert lines[4:] == ["True", "True", "True", "True", "True"]
+    assert lines[4:9] == ["True", "True", "True", "True", "True"]
+    assert lines[9:] == ["False"]  # the probes stay refused through the watch
 
 
 def test_without_the_frameworks_the_timer_turns_the_collector_back_on_unfrozen():
