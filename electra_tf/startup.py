@@ -73,13 +73,14 @@ class _OptionalProbes(importlib.abc.MetaPathFinder):
 
 
 def _importer():
-    """The frame of the code whose `import` statement is being resolved (past the import
-    machinery and, during the collector's pause, its watch on `__import__`)."""
-    frame = sys._getframe(2)  # past this function and find_spec
+    """The frame of the code whose `import` statement is being resolved: the first past
+    the import machinery and this module (find_spec; the collector's watch on `__import__`)."""
+    own = _importer.__code__.co_filename  # this module's frames, as compiled
+    frame = sys._getframe(1)
     while frame is not None and (
         frame.f_code.co_filename.startswith(_MACHINERY[0])
         or frame.f_code.co_filename.endswith(_MACHINERY[1:])
-        or frame.f_code is _watching_import.__code__
+        or frame.f_code.co_filename == own
     ):
         frame = frame.f_back
     return frame
