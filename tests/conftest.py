@@ -83,16 +83,3 @@ def steps_run(request):
 
     with functions_run_eagerly():
         yield request.param
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_teardown(item, nextitem):
-    """Once a test file's fixtures are torn down, collect its garbage and freeze what is
-    left (the frameworks, the caches earlier files filled): Python's full collections then
-    walk only the objects made since, not the million or so a worker holds after a few
-    files (each such walk took 0.7-2.4 s). Frozen objects are still freed when their last
-    reference goes; only a cycle among them that becomes garbage later stays."""
-    yield
-    if nextitem is None or nextitem.path != item.path:
-        gc.collect()
-        gc.freeze()
