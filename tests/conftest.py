@@ -50,14 +50,6 @@ def _skip_op_stack_traces():
 _skip_op_stack_traces()
 
 
-# Python's full collections (the third generation) in a pytest worker: each walks every
-# object the worker holds, 0.5-2.4 s after a few test files, and came at up to every tenth
-# second-generation collection (default threshold 10), 22 of them in one worker's five
-# files (19.5 s of 385). At 100, a tenth as many; cyclic garbage that reached the oldest
-# generation waits longer, the rest is collected as before (data/test-gc-threshold-2026-12-02/).
-gc.set_threshold(700, 10, 100)
-
-
 def pytest_unconfigure(config):
     """Each pytest process's exit skips the collector's walk over every object left, as
     `electra_tf.cli.command` does for a command (atexit handlers still run)."""
