@@ -1,17 +1,11 @@
 #!/bin/bash
-# A/B of the full-collection threshold 100 in tests/conftest.py (RULE.md): one pytest process
-# (as one xdist worker) over five files, A = /work/base (97d0c6b), B = /work/expA (e61160d).
-# gcplug.py sums Python's collection time per process (gc.callbacks).
-OUT=${OUT:-/work/logs/gcthreshold}; mkdir -p "$OUT"; HERE=$(cd "$(dirname "$0")" && pwd)
-. /work/main/.venv/bin/activate
-FILES="tests/finetuning/test_engine.py tests/finetuning/test_task_models.py tests/bench/test_bench_output.py tests/test_durability.py tests/serving/test_task_export.py"
-one() {  # $1 = A|B, $2 = round
-  local tree=/work/base; [ "$1" = B ] && tree=/work/expA
-  cd "$tree" && rm -f "$OUT/gc-$1-$2.tsv"*
-  echo "$(date -u +%FT%TZ) start $1 $2 $(git rev-parse --short HEAD)" >> "$OUT/when.log"
-  PYTHONPATH="$tree:$HERE" GCLOG="$OUT/gc-$1-$2.tsv" /usr/bin/time -v -o "$OUT/time-$1-$2.txt" \
-    pytest -q -p no:cacheprovider -p gcplug $FILES > "$OUT/pytest-$1-$2.log" 2>&1
-  echo "$(date -u +%FT%TZ) end $1 $2 rc=$?" >> "$OUT/when.log"
-}
-one A 1; one B 1; one B 2; one A 2
-python3 "$HERE/summarize.py" "$OUT" > "$OUT/results.jsonl"
+cd /work/base && . /work/main/.venv/bin/activate
+FILES="tests/finetuning/test_engine.py tests/finetuning/test_task_models.py tests/finetuning/test_keras_api.py tests/serving/test_task_export.py"
+for r in 1 2; do for m in default thresh; do
+  [ $r = 2 ] && [ $m = default ] && continue
+  echo "$(date -u +%T) $r $m start" >> /work/logs/gcprobe/when.log
+  GCMODE=$m CPULOG=/work/logs/gcprobe/cpu-$r-$m.tsv PYTHONPATH=/work/base:/work/logs/gcprobe /usr/bin/time -f "%e wall %U user %S sys" -o /work/logs/gcprobe/time-$r-$m.txt pytest -q -n 2 --dist loadfile -p no:cacheprovider -p cpuplugin -p gcplugin $FILES > /work/logs/gcprobe/out-$r-$m.txt 2>&1
+done; done
+r=2; m=default; echo "$(date -u +%T) $r $m start" >> /work/logs/gcprobe/when.log
+GCMODE=$m CPULOG=/work/logs/gcprobe/cpu-$r-$m.tsv PYTHONPATH=/work/base:/work/logs/gcprobe /usr/bin/time -f "%e wall %U user %S sys" -o /work/logs/gcprobe/time-$r-$m.txt pytest -q -n 2 --dist loadfile -p no:cacheprovider -p cpuplugin -p gcplugin $FILES > /work/logs/gcprobe/out-$r-$m.txt 2>&1
+echo "$(date -u +%T) done" >> /work/logs/gcprobe/when.log
