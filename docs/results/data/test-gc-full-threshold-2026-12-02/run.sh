@@ -1,19 +1,8 @@
 #!/bin/bash
-# A/B of the full-collection threshold 100 in tests/conftest.py (RULE.md): one pytest process
-# (as one xdist worker) over five files, A = /work/base (97d0c6b), B = /work/expA (e61160d).
-# Committed (93c0a65) and run as docs/results/data/test-gc-threshold-2026-12-02/run.sh, a folder an
-# earlier probe of the same day had used; moved here after the runs, that probe's run.sh restored.
-# gcplug.py sums Python's collection time per process (gc.callbacks).
-OUT=${OUT:-/work/logs/gcthreshold}; mkdir -p "$OUT"; HERE=$(cd "$(dirname "$0")" && pwd)
-. /work/main/.venv/bin/activate
-FILES="tests/finetuning/test_engine.py tests/finetuning/test_task_models.py tests/bench/test_bench_output.py tests/test_durability.py tests/serving/test_task_export.py"
-one() {  # $1 = A|B, $2 = round
-  local tree=/work/base; [ "$1" = B ] && tree=/work/expA
-  cd "$tree" && rm -f "$OUT/gc-$1-$2.tsv"*
-  echo "$(date -u +%FT%TZ) start $1 $2 $(git rev-parse --short HEAD)" >> "$OUT/when.log"
-  PYTHONPATH="$tree:$HERE" GCLOG="$OUT/gc-$1-$2.tsv" /usr/bin/time -v -o "$OUT/time-$1-$2.txt" \
-    pytest -q -p no:cacheprovider -p gcplug $FILES > "$OUT/pytest-$1-$2.log" 2>&1
-  echo "$(date -u +%FT%TZ) end $1 $2 rc=$?" >> "$OUT/when.log"
-}
-one A 1; one B 1; one B 2; one A 2
-python3 "$HERE/summarize.py" "$OUT" > "$OUT/results.jsonl"
+# A/B of the full-collection threshold 100 in tests/conftest.py (RULE.md): the same five files,
+# order and measures as ../test-gc-freeze-2026-12-02/run.sh, with B = /work/expA at e61160d and
+# OUT=/work/logs/gcthreshold. It ran (committed in 93c0a65) as a copy of that script with those
+# two names changed, from docs/results/data/test-gc-threshold-2026-12-02/, a folder an earlier
+# probe of the same day had used; moved here after the runs and that probe's run.sh restored.
+# Check out e61160d in /work/expA first.
+OUT=${OUT:-/work/logs/gcthreshold} exec bash "$(dirname "$0")/../test-gc-freeze-2026-12-02/run.sh"
